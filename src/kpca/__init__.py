@@ -1,0 +1,12 @@
+"""kpca: kernel principal component analysis.
+
+A drop-in replacement for :class:`sklearn.decomposition.KernelPCA`, built as
+kernel -> centred operator -> top-k eigensolver.
+"""
+
+from . import kernels, operators, solvers
+from ._kernel_pca import KernelPCA
+
+__version__ = "0.1.0"
+
+__all__ = ["KernelPCA", "__version__", "kernels", "operators", "solvers"]

@@ -1,0 +1,503 @@
+"""KernelPCA: a drop-in replacement for ``sklearn.decomposition.KernelPCA``.
+
+The estimator is a short composition: kernel (``kpca.kernels``) -> centred
+operator (``kpca.operators``) -> top-k eigensolver (``kpca.solvers``) -> shared
+post-processing. The notation follows SPEC.md: ``mu_l`` are the eigenvalues of
+the centred Gram matrix ``K~`` (``eigenvalues_``), ``v_l`` its unit eigenvectors
+(``eigenvectors_``), ``alpha_l = v_l / sqrt(mu_l)`` the dual coefficients.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from contextlib import nullcontext
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamma
+from .operators import Centering, DenseOperator, center
+from .preimage import fit_ridge_preimage, ridge_preimage, score_space_kernel
+from .solvers import SOLVERS, EigenResult, choose_solver, eigsh_top, finalize
+
+logger = logging.getLogger("kpca")
+
+#: bytes of kernel block evaluated at once by ``transform`` (rows x n_train)
+TRANSFORM_BLOCK_BYTES = 128 * 2**20
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Kernel principal component analysis.
+
+    Same parameters, attributes and results as
+    :class:`sklearn.decomposition.KernelPCA`; the additions are marked *kpca*.
+
+    Parameters
+    ----------
+    n_components : int, float in (0, 1) or None, default=None
+        Number of components. ``None`` keeps all components with a non-zero
+        eigenvalue. An int larger than ``n_samples`` is clipped to ``n_samples``
+        (as scikit-learn). *kpca*: a float in (0, 1) keeps the fewest components
+        whose ``explained_variance_ratio_`` sums to at least that fraction.
+    kernel : str, Kernel or callable, default='linear'
+        'linear', 'poly', 'rbf', 'sigmoid', 'cosine', 'precomputed', and *kpca*:
+        'laplacian', 'anova', a :class:`kpca.kernels.Kernel` instance (e.g.
+        ``kpca.kernels.RBF(gamma=0.5)``), or a callable. A callable that accepts
+        two 2-D blocks and returns their kernel matrix is evaluated block-wise;
+        one that only takes two 1-D rows is evaluated per pair.
+    gamma : float, 'scale', 'median' or None, default=None
+        Coefficient of rbf, laplacian, poly, sigmoid and anova kernels. ``None``
+        means ``1 / n_features``. *kpca*: ``'scale'`` is ``1 / (n_features *
+        X.var())``; ``'median'`` the median heuristic (see :mod:`kpca.kernels`).
+        The value used is stored in ``gamma_``.
+    degree : float, default=3
+        Degree of the poly kernel.
+    coef0 : float, default=1
+        Independent term of the poly and sigmoid kernels.
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel; for named kernels (*kpca*), any
+        other parameter of the kernel (e.g. ``{'beta': w}`` for 'anova').
+    alpha : float, default=1.0
+        Ridge penalty of the learned pre-image (``fit_inverse_transform=True``).
+    fit_inverse_transform : bool, default=False
+        Learn the inverse transform (kernel ridge from scores back to inputs).
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+        'dense' is LAPACK on the full centred Gram matrix (top-k subset),
+        'arpack' implicitly restarted Lanczos, 'randomized' randomized subspace
+        iteration. 'auto' uses 'dense' when ``n_samples <= 500`` or more than a
+        fifth of the spectrum is wanted, 'arpack' otherwise. All solvers only
+        see the centred-kernel operator.
+    tol : float, default=0
+        Convergence tolerance for arpack (0: machine precision).
+    max_iter : int, default=None
+        Maximum arpack iterations.
+    iterated_power : int >= 0 or 'auto', default='auto'
+        Power iterations of the randomized solver.
+    remove_zero_eig : bool, default=False
+        Drop components with a zero eigenvalue (always done when
+        ``n_components is None``).
+    random_state : int, RandomState instance or None, default=None
+        Seeds arpack's start vector, the randomized solver and the median
+        heuristic's subsample.
+    copy_X : bool, default=True
+        Store a copy of the training data in ``X_fit_`` (otherwise a reference).
+    n_jobs : int, default=None
+        Threads for the linear algebra (``None``: the libraries' default; ``-1``:
+        all cores), and processes for a per-pair callable kernel.
+    center : bool, default=True
+        *kpca*: centre in feature space (SPEC section 2). ``False`` gives
+        uncentred kernel PCA (eigenvectors of ``K`` itself).
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (n_components,)
+        Eigenvalues ``mu_l`` of the centred kernel matrix, descending.
+    eigenvectors_ : ndarray of shape (n_samples, n_components)
+        Unit eigenvectors ``v_l`` of the centred kernel matrix.
+    explained_variance_ : ndarray of shape (n_components,)
+        *kpca*: variance of the data along each component in feature space,
+        ``mu_l / n_samples`` (SPEC section 3; scikit-learn's PCA divides by n-1).
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        *kpca*: ``mu_l / trace(K~)``: the fraction of the total feature-space
+        variance. Equals ``PCA().explained_variance_ratio_`` for the linear kernel.
+    dual_coef_ : ndarray of shape (n_samples, n_features)
+        Inverse transform matrix (only with ``fit_inverse_transform=True``).
+    X_transformed_fit_ : ndarray of shape (n_samples, n_components)
+        Projection of the training data (only with ``fit_inverse_transform=True``).
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training data.
+    gamma_ : float
+        Kernel coefficient actually used.
+    kernel_ : Kernel
+        *kpca*: the kernel object with every data-dependent parameter resolved.
+    eigen_solver_ : str
+        *kpca*: the solver that ran ('auto' resolved).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined when X has string column names.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from kpca import KernelPCA
+    >>> X, y = make_circles(200, factor=0.3, noise=0.05, random_state=0)
+    >>> Z = KernelPCA(n_components=2, kernel="rbf", gamma=10).fit_transform(X)
+    >>> Z.shape
+    (200, 2)
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="linear",
+        gamma=None,
+        degree=3,
+        coef0=1,
+        kernel_params=None,
+        alpha=1.0,
+        fit_inverse_transform=False,
+        eigen_solver="auto",
+        tol=0,
+        max_iter=None,
+        iterated_power="auto",
+        remove_zero_eig=False,
+        random_state=None,
+        copy_X=True,
+        n_jobs=None,
+        center=True,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.alpha = alpha
+        self.fit_inverse_transform = fit_inverse_transform
+        self.eigen_solver = eigen_solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.iterated_power = iterated_power
+        self.remove_zero_eig = remove_zero_eig
+        self.random_state = random_state
+        self.copy_X = copy_X
+        self.n_jobs = n_jobs
+        self.center = center
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        nc = self.n_components
+        if not (
+            nc is None
+            or (_is_int(nc) and nc >= 1)
+            or (_is_real(nc) and not _is_int(nc) and 0 < nc < 1)
+        ):
+            raise ValueError(
+                "n_components must be None, an integer >= 1, or a float in (0, 1) (fraction "
+                f"of variance to explain); got {nc!r}."
+            )
+        if not (isinstance(self.kernel, (str, Kernel)) or callable(self.kernel)):
+            raise ValueError(
+                "kernel must be a kernel name, a kpca.kernels.Kernel or a callable; "
+                f"got {self.kernel!r}."
+            )
+        check_gamma(self.gamma)
+        if not (_is_real(self.degree) and np.isfinite(self.degree) and self.degree >= 0):
+            raise ValueError(f"degree must be a finite number >= 0; got {self.degree!r}.")
+        if not (_is_real(self.coef0) and np.isfinite(self.coef0)):
+            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}.")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise ValueError(f"kernel_params must be a dict or None; got {self.kernel_params!r}.")
+        if not (_is_real(self.alpha) and np.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}.")
+        solvers = ["auto", *SOLVERS]
+        if self.eigen_solver not in solvers:
+            raise ValueError(f"eigen_solver must be one of {solvers}; got {self.eigen_solver!r}.")
+        if not (_is_real(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a number >= 0; got {self.tol!r}.")
+        if not (self.max_iter is None or (_is_int(self.max_iter) and self.max_iter >= 1)):
+            raise ValueError(f"max_iter must be None or an integer >= 1; got {self.max_iter!r}.")
+        ip = self.iterated_power
+        if not (ip == "auto" or (_is_int(ip) and ip >= 0)):
+            raise ValueError(f"iterated_power must be 'auto' or an integer >= 0; got {ip!r}.")
+        for name in ("fit_inverse_transform", "remove_zero_eig", "copy_X", "center"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}.")
+        if not (self.n_jobs is None or (_is_int(self.n_jobs) and self.n_jobs != 0)):
+            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}.")
+
+    def _make_kernel(self) -> Kernel:
+        return make_kernel(
+            self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            kernel_params=self.kernel_params,
+            n_jobs=self.n_jobs,
+        )
+
+    def _validate_X(self, X: Any, *, reset: bool, kernel: Kernel) -> Any:
+        X = validate_data(
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            copy=self.copy_X if reset else False,
+            reset=reset,
+            ensure_min_samples=1,
+        )
+        kernel.check_input(X)
+        return X
+
+    def _threads(self):
+        if self.n_jobs is None:
+            return nullcontext()
+        from threadpoolctl import threadpool_limits
+
+        return threadpool_limits(limits=None if self.n_jobs < 0 else self.n_jobs)
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Fit the model from data in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; for ``kernel='precomputed'``, the (n_samples, n_samples)
+            kernel matrix.
+        y : Ignored
+
+        Returns
+        -------
+        self : KernelPCA
+        """
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        """Fit the model from data in X and return its projection (computed once).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            ``sqrt(mu_l) v_l``: the training scores, with no second kernel pass.
+        """
+        return self._fit(X)
+
+    def _fit(self, X) -> np.ndarray:
+        self._check_params()
+        if self.fit_inverse_transform and self._is_precomputed():
+            raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
+        kernel = self._make_kernel()
+        X = self._validate_X(X, reset=True, kernel=kernel)
+        rng = check_random_state(self.random_state)
+        with self._threads():
+            self.kernel_ = kernel.resolve(X, random_state=rng)
+            self.gamma_ = self._resolved_gamma(X, rng)
+            result, trace = self._decompose(X, rng)
+        self.eigenvalues_ = result.values
+        self.eigenvectors_ = result.vectors
+        self.eigen_solver_ = result.solver
+        n = X.shape[0]
+        self.explained_variance_ = self.eigenvalues_ / n
+        ratio = self.eigenvalues_ / trace if trace > 0 else np.zeros_like(self.eigenvalues_)
+        self.explained_variance_ratio_ = ratio.astype(self.eigenvalues_.dtype, copy=False)
+        self.X_fit_ = X
+        X_transformed = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+        if self.fit_inverse_transform:
+            self._fit_inverse(X_transformed, X)
+        return X_transformed
+
+    def _is_precomputed(self) -> bool:
+        return (isinstance(self.kernel, str) and self.kernel == "precomputed") or isinstance(
+            self.kernel, Precomputed
+        )
+
+    def _resolved_gamma(self, X, rng) -> float:
+        g = getattr(self.kernel_, "gamma", None)
+        if g is not None and not isinstance(g, str):
+            return float(g)
+        if self.gamma is None or isinstance(self.gamma, str):
+            # kernels without gamma report what scikit-learn reports (1/n_features);
+            # heuristics are resolved on squared distances
+            return resolve_gamma(self.gamma, X, random_state=rng) if self.gamma else (
+                1.0 / X.shape[1]
+            )
+        return float(self.gamma)
+
+    def _gram(self, X) -> np.ndarray:
+        """The training Gram matrix, owned by the fit (may be overwritten)."""
+        if self._is_precomputed():
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    "kernel='precomputed' needs the square (n_samples, n_samples) kernel "
+                    f"matrix; got shape {X.shape}."
+                )
+            K = X.toarray() if sp.issparse(X) else np.array(X, copy=True)
+            if not np.allclose(K, K.T, rtol=1e-7, atol=1e-12 * max(1.0, np.abs(K).max())):
+                warnings.warn(
+                    "the precomputed kernel matrix is not symmetric; its symmetric part "
+                    "(K + K.T) / 2 is used.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            K += K.T
+            K *= 0.5
+            return K
+        return self.kernel_.block(X)
+
+    def _n_requested(self, n: int) -> int:
+        nc = self.n_components
+        if nc is None:
+            return n
+        if _is_int(nc):
+            return min(n, int(nc))
+        return n  # fraction: decided after the spectrum is known
+
+    def _decompose(self, X, rng) -> tuple[EigenResult, float]:
+        K = self._gram(X)
+        n = K.shape[0]
+        diag = K.diagonal()
+        if not np.all(np.isfinite(diag)):
+            raise ValueError(
+                "the kernel matrix has non-finite values on its diagonal (overflow): check "
+                "the kernel parameters (e.g. degree, gamma, coef0) or scale the data."
+            )
+        op = DenseOperator(K, owned=True)
+        if self.center:
+            op, centering = center(op, inplace=True)
+        else:
+            centering = Centering.none(n)
+        self._centering = centering
+        trace = op.trace()
+        options = dict(
+            tol=self.tol,
+            max_iter=self.max_iter,
+            iterated_power=self.iterated_power,
+            random_state=rng,
+        )
+        fraction = self.n_components if _is_real(self.n_components) and not _is_int(
+            self.n_components
+        ) else None
+        if fraction is None:
+            k = self._n_requested(n)
+            result = eigsh_top(op, k, solver=self.eigen_solver, **options)
+            final = finalize(
+                result,
+                remove_zero=bool(self.remove_zero_eig or self.n_components is None),
+                drop_negative=self.n_components is None,
+            )
+            return final, trace
+        return self._decompose_fraction(op, fraction, trace, options), trace
+
+    def _decompose_fraction(self, op, fraction: float, trace: float, options) -> EigenResult:
+        """Fewest components whose eigenvalues sum to ``fraction * trace(K~)``."""
+        n = op.n
+        solver = self.eigen_solver
+        k = n if solver == "dense" or (solver == "auto" and choose_solver(n, 1) == "dense") else (
+            min(n, 16)
+        )
+        while True:
+            result = finalize(
+                eigsh_top(op, k, solver=solver, **options), remove_zero=True, drop_negative=True
+            )
+            cum = np.cumsum(result.values, dtype=np.float64) / trace if trace > 0 else None
+            if cum is not None and cum.size and cum[-1] >= fraction - 1e-12:
+                m = int(np.searchsorted(cum, fraction - 1e-12) + 1)
+                break
+            if k >= n:
+                m = result.values.size
+                break
+            k = min(n, 2 * k)
+        from dataclasses import replace
+
+        return replace(
+            result,
+            values=result.values[:m],
+            vectors=result.vectors[:, :m],
+            residuals=None if result.residuals is None else result.residuals[:m],
+        )
+
+    def _fit_inverse(self, X_transformed: np.ndarray, X) -> None:
+        self._score_kernel = score_space_kernel(self.kernel_)
+        self.dual_coef_ = fit_ridge_preimage(self._score_kernel, X_transformed, X, self.alpha)
+        self.X_transformed_fit_ = X_transformed
+
+    # ------------------------------------------------------------------ transforming
+    @property
+    def _scaled_alphas(self) -> np.ndarray:
+        """``alpha_l = v_l / sqrt(mu_l)`` (0 for a zero eigenvalue), shape (n, k)."""
+        V, w = self.eigenvectors_, self.eigenvalues_
+        A = np.zeros_like(V)
+        nz = np.flatnonzero(w)
+        A[:, nz] = V[:, nz] / np.sqrt(w[nz])
+        return A
+
+    def transform(self, X):
+        """Project X on the components: ``y_l(t) = sum_i alpha_li K~_t[t, i]``.
+
+        Evaluated in row blocks, so memory stays bounded for any number of rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            For ``kernel='precomputed'``: the kernel between the new objects and
+            the training objects, shape (n_samples, n_train).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False, kernel=self.kernel_)
+        A = self._scaled_alphas
+        n_train = self.X_fit_.shape[0]
+        itemsize = np.dtype(A.dtype).itemsize
+        rows = max(1, TRANSFORM_BLOCK_BYTES // max(1, n_train * itemsize))
+        out = np.empty((X.shape[0], A.shape[1]), dtype=A.dtype)
+        with self._threads():
+            for start in range(0, X.shape[0], rows):
+                Xb = X[start : start + rows]
+                Kt = self._cross_kernel(Xb)
+                out[start : start + rows] = self._centering.project(Kt.astype(A.dtype, copy=False), A)
+        return out
+
+    def _cross_kernel(self, Xb) -> np.ndarray:
+        """``K_t``: kernel between new rows and the training rows, shape (m, n)."""
+        if self._is_precomputed():
+            return Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)
+        return self.kernel_.block(Xb, self.X_fit_)
+
+    def inverse_transform(self, X):
+        """Map scores back to input space with the learned (kernel ridge) pre-image.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        if not self.fit_inverse_transform:
+            raise NotFittedError(
+                "The fit_inverse_transform parameter was not set to True when instantiating "
+                "and hence the inverse transform is not available."
+            )
+        check_is_fitted(self)
+        Y = np.asarray(X)
+        if Y.ndim != 2 or Y.shape[1] != self.X_transformed_fit_.shape[1]:
+            raise ValueError(
+                f"inverse_transform expects scores of shape (n_samples, "
+                f"{self.X_transformed_fit_.shape[1]}); got shape {Y.shape}."
+            )
+        return ridge_preimage(self._score_kernel, Y, self.X_transformed_fit_, self.dual_coef_)
+
+    # ------------------------------------------------------------------ sklearn glue
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.pairwise = self._is_precomputed()
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of transformed output features."""
+        return self.eigenvalues_.shape[0]

@@ -1,0 +1,40 @@
+"""Kernels: objects that evaluate blocks ``k(X1, X2)`` and ``diag(X)``.
+
+See :mod:`kpca.kernels._base` for the contract.
+"""
+
+from ._base import Kernel, dot_block, sq_euclidean_block
+from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
+from ._standard import (
+    KERNELS,
+    RBF,
+    Anova,
+    Callable,
+    Cosine,
+    Laplacian,
+    Linear,
+    Polynomial,
+    Precomputed,
+    Sigmoid,
+    make_kernel,
+)
+
+__all__ = [
+    "GAMMA_HEURISTICS",
+    "KERNELS",
+    "RBF",
+    "Anova",
+    "Callable",
+    "Cosine",
+    "Kernel",
+    "Laplacian",
+    "Linear",
+    "Polynomial",
+    "Precomputed",
+    "Sigmoid",
+    "check_gamma",
+    "dot_block",
+    "make_kernel",
+    "resolve_gamma",
+    "sq_euclidean_block",
+]

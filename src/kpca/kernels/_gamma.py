@@ -1,0 +1,94 @@
+"""Heuristics that choose ``gamma`` from the data.
+
+* ``None``     : ``1 / n_features`` (scikit-learn's default);
+* ``'scale'``  : ``1 / (n_features * Var(X))``, Var over all entries (as in
+  scikit-learn's SVC), so that ``gamma * ||x - y||^2`` is of order one;
+* ``'median'`` : the median heuristic. For squared-distance kernels (RBF, ANOVA)
+  ``sigma`` is the median pairwise distance and ``gamma = 1 / (2 sigma^2)``;
+  for the Laplacian kernel ``gamma = 1 / median ||x - y||_1``. The median is taken
+  over at most ``max_points`` randomly chosen rows.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import pdist
+from sklearn.utils import check_random_state
+
+GAMMA_HEURISTICS = ("scale", "median")
+
+
+def check_gamma(gamma: Any, name: str = "gamma") -> None:
+    """Raise ``ValueError`` unless gamma is None, a heuristic name or a number > 0."""
+    if gamma is None or (isinstance(gamma, str) and gamma in GAMMA_HEURISTICS):
+        return
+    if isinstance(gamma, (Real, np.number)) and not isinstance(gamma, bool):
+        if np.isfinite(gamma) and gamma > 0:
+            return
+    raise ValueError(
+        f"{name} must be a positive finite number, None, 'scale' or 'median'; got {gamma!r}."
+    )
+
+
+def resolve_gamma(
+    gamma: Any,
+    X: Any,
+    *,
+    metric: str = "sqeuclidean",
+    random_state: Any = None,
+    max_points: int = 1000,
+) -> float:
+    """Turn ``gamma`` (number or heuristic name) into a positive float.
+
+    Parameters
+    ----------
+    gamma : float, None, 'scale' or 'median'
+    X : array-like or sparse matrix of shape (n, d)
+    metric : {'sqeuclidean', 'cityblock', 'coordinate', 'dot'}
+        What the kernel exponentiates, for the median heuristic: squared Euclidean
+        distances (RBF), L1 distances (Laplacian) or squared per-coordinate
+        differences (ANOVA); 'dot' (polynomial, sigmoid) has no median heuristic.
+    """
+    check_gamma(gamma)
+    n_features = X.shape[1]
+    if gamma is None:
+        return 1.0 / n_features
+    if not isinstance(gamma, str):
+        return float(gamma)
+    if gamma == "scale":
+        if sp.issparse(X):
+            mean = X.mean()
+            var = X.multiply(X).mean() - mean**2
+        else:
+            var = np.asarray(X, dtype=np.float64).var()
+        if not var > 0:
+            raise ValueError("gamma='scale' needs data with non-zero variance; X is constant.")
+        return 1.0 / (n_features * float(var))
+    if metric == "dot":
+        raise ValueError(
+            "gamma='median' applies to distance kernels (rbf, laplacian, anova); for "
+            "dot-product kernels use a number, None or 'scale'."
+        )
+    # median heuristic on a random subsample
+    rng = check_random_state(random_state)
+    n = X.shape[0]
+    idx = rng.choice(n, size=max_points, replace=False) if n > max_points else np.arange(n)
+    Xs = X[idx]
+    Xs = Xs.toarray() if sp.issparse(Xs) else np.asarray(Xs, dtype=np.float64)
+    if metric == "coordinate":
+        i, j = np.triu_indices(len(Xs), 1)
+        d = ((Xs[i] - Xs[j]) ** 2).ravel() if len(i) else np.empty(0)
+        med = np.median(d[d > 0]) if np.any(d > 0) else 0.0
+        value = 1.0 / (2.0 * med) if med > 0 else 0.0
+    else:
+        d = pdist(Xs, metric="cityblock" if metric == "cityblock" else "euclidean")
+        d = d[d > 0]
+        med = float(np.median(d)) if d.size else 0.0
+        value = (1.0 / med if metric == "cityblock" else 1.0 / (2.0 * med**2)) if med > 0 else 0.0
+    if not value > 0:
+        raise ValueError("gamma='median' needs at least two distinct rows in X.")
+    return float(value)

@@ -1,0 +1,374 @@
+"""The standard kernels of SPEC section 1, vectorised over blocks."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable as CallableT
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import manhattan_distances, pairwise_kernels
+from sklearn.utils.extmath import row_norms
+
+from ._base import Kernel, _float_dtype, dot_block, sq_euclidean_block
+from ._gamma import check_gamma, resolve_gamma
+
+
+class _GammaMixin:
+    """Resolution of ``gamma`` shared by the kernels that have one."""
+
+    _gamma_metric: ClassVar[str] = "sqeuclidean"
+
+    def resolve(self, X: Any, random_state: Any = None) -> Kernel:
+        check_gamma(self.gamma)  # type: ignore[attr-defined]
+        g = resolve_gamma(
+            self.gamma,  # type: ignore[attr-defined]
+            X,
+            metric=self._gamma_metric,
+            random_state=random_state,
+        )
+        return self._copy(gamma=g)  # type: ignore[attr-defined]
+
+    def _g(self) -> float:
+        if self.gamma is None or isinstance(self.gamma, str):  # type: ignore[attr-defined]
+            raise ValueError(
+                f"{type(self).__name__}.gamma={self.gamma!r} is data-dependent; "  # type: ignore[attr-defined]
+                "call resolve(X) first or give a number."
+            )
+        return float(self.gamma)  # type: ignore[attr-defined]
+
+
+class Linear(Kernel):
+    """Linear kernel ``k(x, y) = <x, y>``; KPCA with it is ordinary PCA."""
+
+    name = "linear"
+
+    def _block(self, X, Y, symmetric):
+        return dot_block(X, Y)
+
+    def diag(self, X):
+        return row_norms(X, squared=True).astype(_float_dtype(X), copy=False)
+
+
+class Polynomial(_GammaMixin, Kernel):
+    """Polynomial kernel ``k(x, y) = (gamma <x, y> + coef0) ** degree``."""
+
+    name = "poly"
+    _gamma_metric = "dot"
+
+    def __init__(self, gamma: float | str | None = None, degree: float = 3, coef0: float = 1.0):
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _block(self, X, Y, symmetric):
+        K = dot_block(X, Y)
+        K *= self._g()
+        K += self.coef0
+        np.power(K, self.degree, out=K)
+        if float(self.degree) != int(self.degree) and np.isnan(K).any():
+            raise ValueError(
+                f"poly kernel: degree={self.degree} is not an integer and "
+                "gamma*<x, y> + coef0 is negative for some pairs, which gives NaN; "
+                "use an integer degree or a larger coef0."
+            )
+        return K
+
+    def diag(self, X):
+        d = Linear().diag(X) * self._g() + self.coef0
+        return np.power(d, self.degree).astype(_float_dtype(X), copy=False)
+
+
+class RBF(_GammaMixin, Kernel):
+    """Gaussian (RBF) kernel ``k(x, y) = exp(-gamma ||x - y||^2)``, gamma = 1/(2 sigma^2)."""
+
+    name = "rbf"
+    constant_diag = 1.0
+
+    def __init__(self, gamma: float | str | None = None):
+        self.gamma = gamma
+
+    def _block(self, X, Y, symmetric):
+        K = sq_euclidean_block(X, Y, symmetric)
+        K *= -self._g()
+        np.exp(K, out=K)
+        return K
+
+
+class Laplacian(_GammaMixin, Kernel):
+    """Laplacian kernel ``k(x, y) = exp(-gamma ||x - y||_1)``."""
+
+    name = "laplacian"
+    constant_diag = 1.0
+    _gamma_metric = "cityblock"
+
+    def __init__(self, gamma: float | str | None = None):
+        self.gamma = gamma
+
+    def _block(self, X, Y, symmetric):
+        K = np.asarray(manhattan_distances(X, Y), dtype=_float_dtype(X, Y))
+        K *= -self._g()
+        np.exp(K, out=K)
+        return K
+
+
+class Sigmoid(_GammaMixin, Kernel):
+    """Sigmoid kernel ``k(x, y) = tanh(gamma <x, y> + coef0)``.
+
+    Not positive semi-definite in general: the eigenvalue post-processing of
+    :mod:`kpca.solvers` reports or rejects the negative part of its spectrum.
+    """
+
+    name = "sigmoid"
+    _gamma_metric = "dot"
+
+    def __init__(self, gamma: float | str | None = None, coef0: float = 1.0):
+        self.gamma = gamma
+        self.coef0 = coef0
+
+    def _block(self, X, Y, symmetric):
+        K = dot_block(X, Y)
+        K *= self._g()
+        K += self.coef0
+        np.tanh(K, out=K)
+        return K
+
+    def diag(self, X):
+        d = np.tanh(Linear().diag(X) * self._g() + self.coef0)
+        return d.astype(_float_dtype(X), copy=False)
+
+
+class Cosine(Kernel):
+    """Cosine kernel ``k(x, y) = <x, y> / (||x|| ||y||)``.
+
+    A zero vector has no direction: by definition its kernel value with every
+    object, itself included, is 0 (as in scikit-learn's ``cosine_similarity``).
+    """
+
+    name = "cosine"
+
+    def _block(self, X, Y, symmetric):
+        K = dot_block(X, Y)
+        nx = _safe_inv_norm(X)
+        ny = nx if symmetric else _safe_inv_norm(Y)
+        K *= nx[:, None]
+        K *= ny[None, :]
+        return K
+
+    def diag(self, X):
+        return (row_norms(X) > 0).astype(_float_dtype(X))
+
+
+def _safe_inv_norm(X):
+    norms = row_norms(X).astype(_float_dtype(X), copy=False)
+    out = np.zeros_like(norms)
+    np.divide(1, norms, out=out, where=norms > 0)
+    return out
+
+
+class Anova(_GammaMixin, Kernel):
+    """ANOVA (additive RBF) kernel ``k(x, y) = sum_j beta_j exp(-gamma (x_j - y_j)^2)``.
+
+    Parameters
+    ----------
+    gamma : float, None, 'scale' or 'median'
+    beta : array-like of shape (n_features,), default=None
+        Non-negative weight of each input variable; ``None`` means equal weights
+        of unit Euclidean norm, ``1 / sqrt(n_features)`` (SPEC section 6).
+    """
+
+    name = "anova"
+    _gamma_metric = "coordinate"
+    n_temporaries = 1
+
+    def __init__(self, gamma: float | str | None = None, beta: Any = None):
+        self.gamma = gamma
+        self.beta = beta
+
+    def _beta(self, d: int) -> np.ndarray:
+        if self.beta is None:
+            return np.full(d, 1.0 / np.sqrt(d))
+        beta = np.asarray(self.beta, dtype=np.float64).ravel()
+        if beta.shape != (d,) or np.any(beta < 0) or not np.all(np.isfinite(beta)):
+            raise ValueError(
+                f"anova kernel: beta must be {d} non-negative finite weights (one per "
+                f"input variable); got shape {beta.shape}."
+            )
+        return beta
+
+    def check_input(self, X):
+        self._beta(X.shape[1])
+
+    def _block(self, X, Y, symmetric):
+        dtype = _float_dtype(X, Y)
+        X = X.toarray() if sp.issparse(X) else np.asarray(X)
+        Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        beta = self._beta(X.shape[1]).astype(dtype)
+        g = dtype.type(-self._g())
+        K = np.zeros((X.shape[0], Y.shape[0]), dtype=dtype)
+        T = np.empty_like(K)
+        for j in np.flatnonzero(beta):  # one pass per variable; zero weights cost nothing
+            np.subtract(X[:, j, None], Y[None, :, j], out=T)
+            np.square(T, out=T)
+            T *= g
+            np.exp(T, out=T)
+            T *= beta[j]
+            K += T
+        return K
+
+    def diag(self, X):
+        return np.full(X.shape[0], self._beta(X.shape[1]).sum(), dtype=_float_dtype(X))
+
+
+class Precomputed(Kernel):
+    """The user passes the kernel matrix itself: rows of ``K`` (train) or ``K_t`` (test)."""
+
+    name = "precomputed"
+    requires_vectors = False
+
+    def _block(self, X, Y, symmetric):
+        if not symmetric:
+            raise ValueError(
+                "a precomputed kernel cannot be evaluated between two sets of objects; "
+                "pass the kernel matrix between them instead."
+            )
+        K = X.toarray() if sp.issparse(X) else X
+        return np.array(K, dtype=_float_dtype(X), copy=True)
+
+    def diag(self, X):
+        return np.asarray(X.diagonal()).astype(_float_dtype(X))
+
+    def block_bytes(self, n1, n2, dtype=np.float64):
+        return 0
+
+
+class Callable(Kernel):
+    """A user function as a kernel.
+
+    Parameters
+    ----------
+    func : callable
+        Either vectorised, ``func(X, Y, **params) -> (n1, n2) array``, or per pair,
+        ``func(x, y, **params) -> float`` with 1-D rows.
+    params : dict, default=None
+        Extra keyword arguments passed to ``func`` (``kernel_params``).
+    vectorized : bool or 'auto', default='auto'
+        ``'auto'`` probes ``func`` once on a 2x3 block and uses block evaluation
+        when it returns a (2, 3) array equal to the per-pair values; otherwise
+        each pair is evaluated separately (as scikit-learn always does).
+    n_jobs : int, default=None
+        Processes/threads for per-pair evaluation.
+    """
+
+    name = "callable"
+
+    def __init__(
+        self,
+        func: CallableT[..., Any] | None = None,
+        params: dict | None = None,
+        vectorized: bool | str = "auto",
+        n_jobs: int | None = None,
+    ):
+        self.func = func
+        self.params = params
+        self.vectorized = vectorized
+        self.n_jobs = n_jobs
+
+    def resolve(self, X, random_state=None):
+        if not callable(self.func):
+            raise ValueError(f"Callable kernel: func must be callable; got {self.func!r}.")
+        vec = self.vectorized
+        if vec == "auto":
+            vec = self._probe(X)
+        return self._copy(vectorized=bool(vec))
+
+    def _probe(self, X) -> bool:
+        """True when ``func`` evaluates whole blocks correctly."""
+        n = X.shape[0]
+        if n < 2:
+            return False
+        A, B = X[: min(2, n)], X[: min(3, n)]
+        try:
+            with np.errstate(all="ignore"):
+                Kb = np.asarray(self.func(A, B, **(self.params or {})))
+        except Exception:  # a per-pair function may fail on 2-D input: that is the answer
+            return False
+        if Kb.shape != (A.shape[0], B.shape[0]):
+            return False
+        Kp = self._pairwise(A, B)
+        return bool(np.allclose(Kb, Kp, rtol=1e-6, atol=1e-12, equal_nan=False))
+
+    def _pairwise(self, X, Y):
+        return pairwise_kernels(
+            X, Y, metric=self.func, filter_params=False, n_jobs=self.n_jobs, **(self.params or {})
+        )
+
+    def _block(self, X, Y, symmetric):
+        dtype = _float_dtype(X, Y)
+        if self.vectorized is True:
+            K = np.asarray(self.func(X, Y, **(self.params or {})), dtype=dtype)
+            if K.shape != (X.shape[0], Y.shape[0]):
+                raise ValueError(
+                    f"kernel callable returned shape {K.shape}; expected "
+                    f"{(X.shape[0], Y.shape[0])}. Pass vectorized=False for a per-pair function."
+                )
+        else:
+            K = np.asarray(self._pairwise(X, Y), dtype=dtype)
+        if not np.all(np.isfinite(K)):
+            raise ValueError("the kernel callable returned NaN or infinite values.")
+        return K
+
+
+#: kernels by the names accepted in ``KernelPCA(kernel=...)``
+KERNELS: dict[str, type[Kernel]] = {
+    cls.name: cls for cls in (Linear, Polynomial, RBF, Laplacian, Sigmoid, Cosine, Anova,
+                              Precomputed)
+}
+KERNELS["gaussian"] = RBF
+KERNELS["polynomial"] = Polynomial
+
+
+def make_kernel(
+    kernel: Any,
+    *,
+    gamma: Any = None,
+    degree: float = 3,
+    coef0: float = 1.0,
+    kernel_params: dict | None = None,
+    n_jobs: int | None = None,
+) -> Kernel:
+    """Build a kernel object from the scikit-learn style arguments.
+
+    ``kernel`` may be a name from :data:`KERNELS`, a :class:`Kernel` instance
+    (used as given) or a callable. For named kernels, ``gamma``/``degree``/``coef0``
+    are taken where the kernel has them and ``kernel_params`` may set any other
+    parameter (e.g. ``beta`` of the ANOVA kernel).
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str):
+        try:
+            cls = KERNELS[kernel]
+        except KeyError:
+            raise ValueError(
+                f"kernel must be one of {sorted(KERNELS)}, a kpca.kernels.Kernel or a callable; "
+                f"got {kernel!r}."
+            ) from None
+        accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        candidates = {"gamma": gamma, "degree": degree, "coef0": coef0}
+        params = {k: v for k, v in candidates.items() if k in accepted}
+        for key, value in (kernel_params or {}).items():
+            if key not in accepted:
+                raise ValueError(
+                    f"kernel_params: {kernel!r} kernel has no parameter {key!r}; "
+                    f"valid: {sorted(accepted) or 'none'}."
+                )
+            params[key] = value
+        return cls(**params)
+    if callable(kernel):
+        return Callable(kernel, params=kernel_params, n_jobs=n_jobs)
+    raise ValueError(
+        f"kernel must be one of {sorted(KERNELS)}, a kpca.kernels.Kernel or a callable; "
+        f"got {kernel!r}."
+    )

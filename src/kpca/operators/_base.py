@@ -1,0 +1,71 @@
+"""The kernel matrix as a symmetric linear operator.
+
+Solvers only ever call :meth:`KernelOperator.matmat` (and, for the dense solver,
+:meth:`KernelOperator.to_dense`). Backends differ in how they produce ``K @ V``:
+a stored matrix, blocks computed on the fly under a memory budget, a low-rank
+factorisation, or a Dask cluster.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+
+class KernelOperator(ABC):
+    """A symmetric ``n x n`` operator.
+
+    Attributes
+    ----------
+    shape : tuple (n, n)
+    dtype : numpy dtype of the results of :meth:`matmat`
+    """
+
+    shape: tuple[int, int]
+    dtype: np.dtype
+
+    @property
+    def n(self) -> int:
+        return self.shape[0]
+
+    @abstractmethod
+    def matmat(self, V: np.ndarray) -> np.ndarray:
+        """``K @ V`` for ``V`` of shape (n, k); returns shape (n, k)."""
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``K @ v`` for ``v`` of shape (n,)."""
+        return self.matmat(np.asarray(v).reshape(-1, 1)).ravel()
+
+    @abstractmethod
+    def diag(self) -> np.ndarray:
+        """Diagonal of ``K``, shape (n,)."""
+
+    def trace(self) -> float:
+        return float(np.sum(self.diag(), dtype=np.float64))
+
+    def row_means(self) -> np.ndarray:
+        """``K @ 1 / n``, shape (n,), accumulated in float64."""
+        ones = np.ones((self.n, 1), dtype=self.dtype)
+        return self.matmat(ones).ravel().astype(np.float64) / self.n
+
+    def to_dense(self) -> np.ndarray:
+        """The full matrix; only for backends that can afford it."""
+        return self.matmat(np.eye(self.n, dtype=self.dtype))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this operator holds (0 for matrix-free backends)."""
+        return 0
+
+    def aslinearoperator(self) -> LinearOperator:
+        """A :class:`scipy.sparse.linalg.LinearOperator` view (symmetric)."""
+        return LinearOperator(
+            self.shape,
+            matvec=self.matvec,
+            matmat=self.matmat,
+            rmatvec=self.matvec,
+            rmatmat=self.matmat,
+            dtype=self.dtype,
+        )

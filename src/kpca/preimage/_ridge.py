@@ -1,0 +1,56 @@
+"""Learned pre-image (Bakir, Weston & Schoelkopf 2004): kernel ridge from scores to inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+
+from ..kernels import Anova, Kernel
+
+
+def score_space_kernel(kernel: Kernel) -> Kernel:
+    """The kernel used on the score space (k dims): the fitted one, minus any
+    per-input-variable parameter (the ANOVA weights belong to the input space)."""
+    if isinstance(kernel, Anova):
+        return Anova(gamma=kernel.gamma)
+    return kernel
+
+
+def fit_ridge_preimage(
+    kernel: Kernel, Y: np.ndarray, X, alpha: float
+) -> np.ndarray:
+    """Dual coefficients of the kernel ridge map ``scores -> inputs``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Kernel on the score space.
+    Y : ndarray of shape (n, k)
+        Training scores.
+    X : array-like or sparse of shape (n, d)
+        Training inputs.
+    alpha : float
+        Ridge penalty.
+
+    Returns
+    -------
+    dual_coef : ndarray of shape (n, d)
+        Solves ``(K_Y + alpha I) C = X``.
+    """
+    n = Y.shape[0]
+    K = kernel.block(Y)
+    K.flat[:: n + 1] += alpha
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+    try:
+        return linalg.solve(K, Xd, assume_a="pos", overwrite_a=True, check_finite=False)
+    except linalg.LinAlgError:
+        raise ValueError(
+            f"the learned pre-image system K + alpha*I is singular with alpha={alpha}; "
+            "use a larger alpha."
+        ) from None
+
+
+def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray):
+    """Pre-images ``K(Y, Y_fit) @ dual_coef``, shape (m, d)."""
+    return kernel.block(np.asarray(Y, dtype=Y_fit.dtype), Y_fit) @ dual_coef
