@@ -455,7 +455,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             for start in range(0, X.shape[0], rows):
                 Xb = X[start : start + rows]
                 Kt = self._cross_kernel(Xb)
-                out[start : start + rows] = self._centering.project(Kt.astype(A.dtype, copy=False), A)
+                Kt = Kt.astype(A.dtype, copy=False)
+                out[start : start + rows] = self._centering.project(Kt, A)
         return out
 
     def _cross_kernel(self, Xb) -> np.ndarray:

@@ -90,5 +90,7 @@ def resolve_gamma(
         med = float(np.median(d)) if d.size else 0.0
         value = (1.0 / med if metric == "cityblock" else 1.0 / (2.0 * med**2)) if med > 0 else 0.0
     if not value > 0:
-        raise ValueError("gamma='median' needs at least two distinct rows in X.")
+        raise ValueError(
+            f"gamma='median' needs at least two distinct rows in X; got n_samples={n}."
+        )
     return float(value)

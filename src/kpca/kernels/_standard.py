@@ -107,10 +107,22 @@ class Laplacian(_GammaMixin, Kernel):
         self.gamma = gamma
 
     def _block(self, X, Y, symmetric):
-        K = np.asarray(manhattan_distances(X, Y), dtype=_float_dtype(X, Y))
+        K = np.asarray(
+            manhattan_distances(_int32_indices(X), _int32_indices(Y)), dtype=_float_dtype(X, Y)
+        )
         K *= -self._g()
         np.exp(K, out=K)
         return K
+
+
+def _int32_indices(X):
+    """scikit-learn's sparse L1 distances need 32-bit indices; convert when they fit."""
+    if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < 2**31 - 1:
+        X = sp.csr_matrix(X)
+        X = sp.csr_matrix(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
+    return X
 
 
 class Sigmoid(_GammaMixin, Kernel):

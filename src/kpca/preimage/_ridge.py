@@ -43,12 +43,17 @@ def fit_ridge_preimage(
     K.flat[:: n + 1] += alpha
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
     try:
-        return linalg.solve(K, Xd, assume_a="pos", overwrite_a=True, check_finite=False)
+        return linalg.solve(K, Xd, assume_a="pos", check_finite=False)
     except linalg.LinAlgError:
-        raise ValueError(
-            f"the learned pre-image system K + alpha*I is singular with alpha={alpha}; "
-            "use a larger alpha."
-        ) from None
+        # K + alpha*I is positive definite in exact arithmetic; Cholesky can still
+        # fail when alpha is tiny next to the kernel's scale (e.g. a poly kernel on
+        # large scores). A least-squares solve is then the stable answer.
+        if not np.all(np.isfinite(K)):
+            raise ValueError(
+                "the learned pre-image kernel on the scores has non-finite values; "
+                "scale the data or change the kernel parameters."
+            ) from None
+        return linalg.lstsq(K, Xd, check_finite=False)[0].astype(K.dtype, copy=False)
 
 
 def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray):

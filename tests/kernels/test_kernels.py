@@ -1,0 +1,167 @@
+"""Kernels against independent references (per-pair formulas and scikit-learn)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise
+
+from kpca import kernels as K
+
+
+def _pairwise_reference(f, X, Y):
+    return np.array([[f(x, y) for y in Y] for x in X])
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(7, 4)) * 3 + 5, rng.normal(size=(5, 4))
+
+
+CASES = [
+    (K.Linear(), lambda x, y: x @ y),
+    (K.Polynomial(gamma=0.3, degree=3, coef0=1.5), lambda x, y: (0.3 * x @ y + 1.5) ** 3),
+    (K.RBF(gamma=0.2), lambda x, y: np.exp(-0.2 * np.sum((x - y) ** 2))),
+    (K.Laplacian(gamma=0.2), lambda x, y: np.exp(-0.2 * np.sum(np.abs(x - y)))),
+    (K.Sigmoid(gamma=0.01, coef0=0.5), lambda x, y: np.tanh(0.01 * x @ y + 0.5)),
+    (K.Cosine(), lambda x, y: x @ y / np.linalg.norm(x) / np.linalg.norm(y)),
+    (
+        K.Anova(gamma=0.5, beta=[0.1, 0.2, 0.3, 0.4]),
+        lambda x, y: np.sum(np.array([0.1, 0.2, 0.3, 0.4]) * np.exp(-0.5 * (x - y) ** 2)),
+    ),
+]
+
+
+@pytest.mark.parametrize("kernel,ref", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_block_and_diag_match_per_pair_formula(kernel, ref, data):
+    X, Y = data
+    np.testing.assert_allclose(kernel.block(X, Y), _pairwise_reference(ref, X, Y), rtol=1e-10)
+    KX = kernel.block(X)
+    np.testing.assert_allclose(KX, _pairwise_reference(ref, X, X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kernel.diag(X), np.diag(_pairwise_reference(ref, X, X)),
+                               rtol=1e-10)
+    np.testing.assert_allclose(KX, KX.T)
+
+
+@pytest.mark.parametrize("kernel,ref", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_sparse_input_equals_dense(kernel, ref, data):
+    X, Y = data
+    np.testing.assert_allclose(
+        kernel.block(sp.csr_matrix(X), sp.csr_matrix(Y)), kernel.block(X, Y), rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize("kernel,ref", CASES, ids=lambda c: getattr(c, "name", ""))
+def test_float32_preserved_and_accurate(kernel, ref, data):
+    X, Y = data
+    K32 = kernel.block(X.astype(np.float32), Y.astype(np.float32))
+    assert K32.dtype == np.float32
+    K64 = kernel.block(X, Y)
+    np.testing.assert_allclose(K32, K64, rtol=2e-4, atol=2e-5 * np.abs(K64).max())
+
+
+def test_rbf_float32_accurate_far_from_origin():
+    # the ||x||^2 + ||y||^2 - 2 x.y expansion cancels badly when the data sit far
+    # from the origin; the shift by a common centre must keep float32 accurate
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 20)) + 1000.0
+    ref = pairwise.rbf_kernel(X, gamma=0.05)
+    got = K.RBF(gamma=0.05).block(X.astype(np.float32))
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+
+
+def test_matches_sklearn_pairwise(data):
+    X, Y = data
+    np.testing.assert_allclose(K.RBF(gamma=0.1).block(X, Y), pairwise.rbf_kernel(X, Y, gamma=0.1))
+    np.testing.assert_allclose(
+        K.Laplacian(gamma=0.1).block(X, Y), pairwise.laplacian_kernel(X, Y, gamma=0.1)
+    )
+    np.testing.assert_allclose(K.Cosine().block(X, Y), pairwise.cosine_similarity(X, Y))
+
+
+def test_cosine_zero_vector_is_zero_everywhere():
+    X = np.array([[0.0, 0.0], [1.0, 2.0]])
+    Kx = K.Cosine().block(X)
+    np.testing.assert_array_equal(Kx[0], [0.0, 0.0])
+    np.testing.assert_array_equal(K.Cosine().diag(X), [0.0, 1.0])
+
+
+def test_callable_vectorised_is_detected_and_per_pair_falls_back(data):
+    X, Y = data
+    calls = []
+
+    def vec(A, B):
+        calls.append(A.shape)
+        return A @ B.T
+
+    k = K.Callable(vec).resolve(X)
+    assert k.vectorized is True
+    calls.clear()
+    np.testing.assert_allclose(k.block(X, Y), X @ Y.T)
+    assert calls == [X.shape]  # one call for the whole block, not one per pair
+
+    def per_pair(x, y):
+        return np.minimum(x, y).sum()
+
+    k2 = K.Callable(per_pair).resolve(X)
+    assert k2.vectorized is False
+    np.testing.assert_allclose(k2.block(X, Y), _pairwise_reference(per_pair, X, Y))
+
+
+def test_callable_that_broadcasts_wrongly_is_not_taken_as_vectorised(data):
+    X, _ = data
+    # returns a (2, 3)-broadcastable but wrong answer for blocks
+    k = K.Callable(lambda x, y: np.exp(-np.sum((x - y) ** 2))).resolve(X)
+    assert k.vectorized is False
+
+
+def test_callable_nan_is_an_error(data):
+    X, _ = data
+    k = K.Callable(lambda A, B: np.full((A.shape[0], B.shape[0]), np.nan), vectorized=True)
+    with pytest.raises(ValueError, match="NaN"):
+        k.block(X)
+
+
+def test_gamma_heuristics():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) * 2.0
+    g_scale = K.resolve_gamma("scale", X)
+    assert g_scale == pytest.approx(1.0 / (3 * X.var()))
+    g_med = K.resolve_gamma("median", X)
+    d = pairwise.euclidean_distances(X)[np.triu_indices(300, 1)]
+    assert g_med == pytest.approx(1.0 / (2 * np.median(d) ** 2))
+    g_l1 = K.resolve_gamma("median", X, metric="cityblock")
+    d1 = pairwise.manhattan_distances(X)[np.triu_indices(300, 1)]
+    assert g_l1 == pytest.approx(1.0 / np.median(d1))
+    assert K.resolve_gamma(None, X) == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="gamma"):
+        K.resolve_gamma(-1.0, X)
+    with pytest.raises(ValueError, match="distance kernels"):
+        K.Polynomial(gamma="median").resolve(X)
+
+
+def test_resolve_returns_new_object_with_numbers():
+    X = np.arange(12.0).reshape(6, 2)
+    k = K.RBF(gamma="scale")
+    r = k.resolve(X)
+    assert k.gamma == "scale" and isinstance(r.gamma, float)
+    with pytest.raises(ValueError, match="resolve"):
+        k.block(X)
+
+
+def test_make_kernel_and_errors():
+    k = K.make_kernel("rbf", gamma=0.5, degree=7, coef0=3)
+    assert isinstance(k, K.RBF) and k.gamma == 0.5
+    k = K.make_kernel("anova", gamma=1.0, kernel_params={"beta": [1, 0]})
+    assert list(k.beta) == [1, 0]
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        K.make_kernel("nope")
+    with pytest.raises(ValueError, match="no parameter 'beta'"):
+        K.make_kernel("rbf", kernel_params={"beta": 1})
+    with pytest.raises(ValueError, match="beta must be 2"):
+        K.Anova(gamma=1.0, beta=[1, 2, 3]).block(np.ones((3, 2)))
+
+
+def test_block_bytes_counts_result_and_temporaries():
+    assert K.RBF(1.0).block_bytes(10, 20, np.float32) == 10 * 20 * 4
+    assert K.Anova(1.0).block_bytes(10, 20) == 2 * 10 * 20 * 8

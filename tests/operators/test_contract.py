@@ -1,0 +1,107 @@
+"""The operator contract: every backend against the dense NumPy reference.
+
+Each backend is built by a factory from (kernel, X, centre?) and must give the
+same ``matmat``, ``diag``, ``trace``, ``row_means`` and centring of new rows as
+the dense matrix ``H K H`` computed by hand.
+"""
+
+import numpy as np
+import pytest
+
+from kpca.kernels import RBF, Polynomial
+from kpca.operators import Centering, CenteredOperator, DenseOperator, center
+
+
+def _reference(K, centred):
+    n = K.shape[0]
+    H = np.eye(n) - np.ones((n, n)) / n
+    return H @ K @ H if centred else K
+
+
+def dense_inplace(K):
+    return center(DenseOperator(K.copy(), owned=True), inplace=True)
+
+
+def dense_wrapped(K):
+    return center(DenseOperator(K.copy(), owned=False), inplace=False)
+
+
+BACKENDS = {"dense-inplace": dense_inplace, "dense-wrapped": dense_wrapped}
+
+
+@pytest.fixture(params=[RBF(gamma=0.3), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
+                ids=["rbf", "poly"])
+def gram(request):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    T = rng.normal(size=(9, 3))
+    return request.param, X, T, request.param.block(X)
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_matmat_diag_trace_match_dense_reference(backend, gram):
+    kernel, X, T, K = gram
+    op, c = BACKENDS[backend](K)
+    ref = _reference(K, True)
+    V = np.random.default_rng(1).normal(size=(K.shape[0], 5))
+    np.testing.assert_allclose(op.matmat(V), ref @ V, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(op.matvec(V[:, 0]), ref @ V[:, 0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(op.diag(), np.diag(ref), rtol=1e-10, atol=1e-12)
+    assert op.trace() == pytest.approx(np.trace(ref))
+    np.testing.assert_allclose(op.to_dense(), ref, atol=1e-10)
+    np.testing.assert_allclose(op.aslinearoperator() @ V, ref @ V, atol=1e-10)
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_centring_of_new_rows_uses_training_mean(backend, gram):
+    kernel, X, T, K = gram
+    _, c = BACKENDS[backend](K)
+    n, m = K.shape[0], T.shape[0]
+    Kt = kernel.block(T, X)
+    one_n = np.ones((n, n)) / n
+    one_mn = np.ones((m, n)) / n
+    ref = Kt - one_mn @ K - Kt @ one_n + one_mn @ K @ one_n  # SPEC section 2
+    np.testing.assert_allclose(c.center_block(Kt), ref, atol=1e-10)
+    A = np.random.default_rng(2).normal(size=(n, 3))
+    np.testing.assert_allclose(c.project(Kt, A), ref @ A, atol=1e-10)
+    # one row alone is centred exactly as inside the batch
+    np.testing.assert_allclose(c.project(Kt[:1], A), (ref @ A)[:1], atol=1e-10)
+    # ||phi~(t)||^2 from the kernel diagonal
+    nrm = c.center_diag(kernel.diag(T), Kt)
+    ref_nrm = kernel.diag(T) - 2 * Kt.mean(1) + K.mean()
+    np.testing.assert_allclose(nrm, ref_nrm, atol=1e-10)
+
+
+def test_centring_training_rows_reproduces_centred_matrix(gram):
+    kernel, X, T, K = gram
+    _, c = dense_wrapped(K)
+    np.testing.assert_allclose(c.center_block(K), _reference(K, True), atol=1e-10)
+
+
+def test_no_centring_is_identity(gram):
+    kernel, X, T, K = gram
+    c = Centering.none(K.shape[0])
+    Kt = kernel.block(T, X)
+    np.testing.assert_array_equal(c.center_block(Kt), Kt)
+    A = np.ones((K.shape[0], 2))
+    np.testing.assert_allclose(c.project(Kt, A), Kt @ A)
+
+
+def test_wrapper_never_copies_the_matrix(gram):
+    kernel, X, T, K = gram
+    base = DenseOperator(K, owned=False)
+    op, _ = center(base, inplace=True)  # not owned: must wrap, not modify
+    assert isinstance(op, CenteredOperator)
+    np.testing.assert_array_equal(base.A, K)
+    assert op.nbytes == K.nbytes
+
+
+def test_float32_operator_keeps_dtype(gram):
+    kernel, X, T, K = gram
+    op, _ = dense_inplace(K.astype(np.float32))
+    assert op.matmat(np.ones((K.shape[0], 2), dtype=np.float32)).dtype == np.float32
+
+
+def test_dense_operator_rejects_non_square():
+    with pytest.raises(ValueError, match="square"):
+        DenseOperator(np.ones((3, 4)))

@@ -1,0 +1,81 @@
+"""Eigensolvers against numpy.linalg.eigh, and the shared post-processing."""
+
+import numpy as np
+import pytest
+
+from kpca.operators import DenseOperator
+from kpca.solvers import SOLVERS, EigenResult, choose_solver, eigsh_top, finalize
+
+
+def _spd_with_spectrum(n, spectrum, seed=0):
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    return (Q * spectrum) @ Q.T
+
+
+@pytest.mark.parametrize("solver", list(SOLVERS))
+def test_known_spectrum(solver):
+    n = 120
+    spectrum = np.concatenate([[100.0, 50, 20, 10, 5], np.linspace(1, 0.01, n - 5)])
+    A = _spd_with_spectrum(n, spectrum)
+    res = finalize(eigsh_top(DenseOperator(A.copy(), owned=True), 5, solver=solver,
+                             random_state=0, iterated_power=10))
+    np.testing.assert_allclose(res.values, [100, 50, 20, 10, 5], rtol=1e-8)
+    # eigenvectors: A v = mu v
+    np.testing.assert_allclose(A @ res.vectors, res.vectors * res.values, atol=1e-6)
+    np.testing.assert_allclose(res.vectors.T @ res.vectors, np.eye(5), atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["arpack", "randomized"])
+def test_iterative_solvers_report_residuals(solver):
+    A = _spd_with_spectrum(80, np.geomspace(10, 1e-3, 80))
+    res = eigsh_top(DenseOperator(A), 4, solver=solver, random_state=0)
+    assert res.residuals is not None and res.residuals.shape == (4,)
+    assert np.all(res.residuals < 1e-6)
+    assert res.n_matvec > 0
+
+
+def test_finalize_sorts_flips_signs_and_clears_roundoff():
+    V = np.linalg.qr(np.random.default_rng(0).normal(size=(6, 3)))[0]
+    V[:, 1] *= -1
+    raw = EigenResult(np.array([1.0, 5.0, -1e-14]), V, "test")
+    out = finalize(raw)
+    np.testing.assert_array_equal(out.values, [5.0, 1.0, 0.0])
+    rows = np.argmax(np.abs(out.vectors), axis=0)
+    assert np.all(out.vectors[rows, range(3)] > 0)
+    assert finalize(raw, remove_zero=True).values.tolist() == [5.0, 1.0]
+
+
+def test_finalize_negative_eigenvalues():
+    V = np.eye(3)
+    raw = EigenResult(np.array([5.0, 1.0, -2.0]), V, "test")
+    with pytest.raises(ValueError, match="significant negative eigenvalues"):
+        finalize(raw)
+    with pytest.warns(UserWarning, match="dropped"):
+        out = finalize(raw, drop_negative=True)
+    assert out.values.tolist() == [5.0, 1.0]
+    with pytest.raises(ValueError, match="All eigenvalues are negative"):
+        finalize(EigenResult(np.array([-1.0, -2.0]), V[:, :2], "test"))
+    with pytest.raises(ValueError, match="non-finite"):
+        finalize(EigenResult(np.array([np.nan, 1.0]), V[:, :2], "test"))
+
+
+def test_solvers_agree_with_each_other():
+    A = _spd_with_spectrum(300, np.geomspace(50, 1e-4, 300), seed=3)
+    results = {
+        s: finalize(eigsh_top(DenseOperator(A.copy(), owned=True), 6, solver=s, random_state=1))
+        for s in SOLVERS
+    }
+    ref = results["dense"]
+    for s, r in results.items():
+        np.testing.assert_allclose(r.values, ref.values, rtol=1e-7)
+        # same sign rule => same vectors, not just up to sign
+        np.testing.assert_allclose(r.vectors, ref.vectors, atol=1e-5)
+
+
+def test_auto_rule_and_unknown_solver():
+    assert choose_solver(100, 2) == "dense"
+    assert choose_solver(5000, 10) == "arpack"
+    assert choose_solver(5000, 2000) == "dense"
+    with pytest.raises(ValueError, match="eigen_solver must be one of"):
+        eigsh_top(DenseOperator(np.eye(3)), 1, solver="magic")
