@@ -11,26 +11,48 @@ from __future__ import annotations
 
 import logging
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._memory import default_memory_limit, parse_memory
 from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamma
-from .operators import Centering, DenseOperator, center
+from .operators import (
+    Centering,
+    DenseOperator,
+    TiledKernelOperator,
+    center,
+    gram_matrix,
+    n_threads,
+)
 from .preimage import fit_ridge_preimage, ridge_preimage, score_space_kernel
-from .solvers import SOLVERS, EigenResult, choose_solver, eigsh_top, finalize
+from .solvers import (
+    SOLVERS,
+    EigenResult,
+    choose_solver,
+    eigsh_top,
+    finalize,
+    krylov_block_size,
+    krylov_start,
+    workspace_bytes,
+)
 
 logger = logging.getLogger("kpca")
 
-#: bytes of kernel block evaluated at once by ``transform`` (rows x n_train)
-TRANSFORM_BLOCK_BYTES = 128 * 2**20
+#: bytes of kernel block evaluated at once by one ``transform`` thread (rows x n_train)
+TRANSFORM_BLOCK_BYTES = 32 * 2**20
+#: with ``precision='auto'``, float64 data keep a float64 Gram matrix up to this many rows
+FLOAT64_MAX_ROWS = 8192
+PRECISIONS = ("auto", "float32", "float64")
 
 
 def _is_int(x: Any) -> bool:
@@ -76,16 +98,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Ridge penalty of the learned pre-image (``fit_inverse_transform=True``).
     fit_inverse_transform : bool, default=False
         Learn the inverse transform (kernel ridge from scores back to inputs).
-    eigen_solver : {'auto', 'dense', 'arpack', 'randomized'}, default='auto'
+    eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'krylov'}, default='auto'
         'dense' is LAPACK on the full centred Gram matrix (top-k subset),
         'arpack' implicitly restarted Lanczos, 'randomized' randomized subspace
-        iteration. 'auto' uses 'dense' when ``n_samples <= 500`` or more than a
-        fifth of the spectrum is wanted, 'arpack' otherwise. All solvers only
-        see the centred-kernel operator.
+        iteration, *kpca* 'krylov' restarted block Krylov (one pass over the
+        kernel matrix serves a block of vectors). 'auto' uses 'dense' when
+        ``n_samples <= 500`` or more than a fifth of the spectrum is wanted,
+        'krylov' otherwise. All solvers only see the centred-kernel operator.
     tol : float, default=0
-        Convergence tolerance for arpack (0: machine precision).
+        Convergence tolerance: arpack's relative accuracy (0: machine precision);
+        for randomized and krylov the residual target ``||K~v - mu v|| / mu_1``
+        (0: 1e-8 with float64 storage, 1e-5 with float32).
     max_iter : int, default=None
-        Maximum arpack iterations.
+        Maximum iterations (arpack) or kernel passes (krylov, randomized).
     iterated_power : int >= 0 or 'auto', default='auto'
         Power iterations of the randomized solver.
     remove_zero_eig : bool, default=False
@@ -102,6 +127,18 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     center : bool, default=True
         *kpca*: centre in feature space (SPEC section 2). ``False`` gives
         uncentred kernel PCA (eigenvectors of ``K`` itself).
+    memory_limit : int, str or None, default=None
+        *kpca*: bytes the kernel matrix may occupy, as a number or a string such as
+        ``"2GB"``. ``None``: half of the memory available when ``fit`` starts.
+        Iterative solvers keep the lower-triangular tiles of ``K`` that fit and
+        recompute the others on every pass (matrix-free), so any ``n`` fits; the
+        dense solver needs the whole matrix and raises if it does not fit.
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        *kpca*: storage precision of the kernel matrix. ``'auto'``: float32 data
+        use float32; float64 data use float64 up to 8192 rows and float32 beyond
+        (half the memory and passes twice as fast; products, projections and
+        Rayleigh-Ritz stay in float64, and eigenvalues stay within ~1e-7 of
+        float64 ones relative to the largest). Outputs keep the input's dtype.
 
     Attributes
     ----------
@@ -161,6 +198,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         copy_X=True,
         n_jobs=None,
         center=True,
+        memory_limit=None,
+        precision="auto",
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -179,6 +218,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.copy_X = copy_X
         self.n_jobs = n_jobs
         self.center = center
+        self.memory_limit = memory_limit
+        self.precision = precision
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
@@ -221,6 +262,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}.")
         if not (self.n_jobs is None or (_is_int(self.n_jobs) and self.n_jobs != 0)):
             raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}.")
+        parse_memory(self.memory_limit)
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision must be one of {list(PRECISIONS)}; got {self.precision!r}."
+            )
 
     def _make_kernel(self) -> Kernel:
         return make_kernel(
@@ -321,26 +367,24 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         return float(self.gamma)
 
-    def _gram(self, X) -> np.ndarray:
-        """The training Gram matrix, owned by the fit (may be overwritten)."""
-        if self._is_precomputed():
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    "kernel='precomputed' needs the square (n_samples, n_samples) kernel "
-                    f"matrix; got shape {X.shape}."
-                )
-            K = X.toarray() if sp.issparse(X) else np.array(X, copy=True)
-            if not np.allclose(K, K.T, rtol=1e-7, atol=1e-12 * max(1.0, np.abs(K).max())):
-                warnings.warn(
-                    "the precomputed kernel matrix is not symmetric; its symmetric part "
-                    "(K + K.T) / 2 is used.",
-                    UserWarning,
-                    stacklevel=4,
-                )
-            K += K.T
-            K *= 0.5
-            return K
-        return self.kernel_.block(X)
+    def _precomputed_gram(self, X) -> np.ndarray:
+        """The user's precomputed Gram matrix, copied and symmetrised (owned by the fit)."""
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(
+                "kernel='precomputed' needs the square (n_samples, n_samples) kernel "
+                f"matrix; got shape {X.shape}."
+            )
+        K = X.toarray() if sp.issparse(X) else np.array(X, copy=True)
+        if not np.allclose(K, K.T, rtol=1e-7, atol=1e-12 * max(1.0, np.abs(K).max())):
+            warnings.warn(
+                "the precomputed kernel matrix is not symmetric; its symmetric part "
+                "(K + K.T) / 2 is used.",
+                UserWarning,
+                stacklevel=5,
+            )
+        K += K.T
+        K *= 0.5
+        return K
 
     def _n_requested(self, n: int) -> int:
         nc = self.n_components
@@ -350,52 +394,123 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return min(n, int(nc))
         return n  # fraction: decided after the spectrum is known
 
+    def _storage_dtype(self, X, n: int) -> np.dtype:
+        if self.precision != "auto":
+            return np.dtype(self.precision)
+        if X.dtype == np.float32 or n > FLOAT64_MAX_ROWS:
+            return np.dtype(np.float32)
+        return np.dtype(np.float64)
+
     def _decompose(self, X, rng) -> tuple[EigenResult, float]:
-        K = self._gram(X)
-        n = K.shape[0]
-        diag = K.diagonal()
+        n = X.shape[0]
+        fraction = self.n_components if _is_real(self.n_components) and not _is_int(
+            self.n_components
+        ) else None
+        k = self._n_requested(n)
+        solver = self.eigen_solver
+        if solver == "auto":
+            solver = choose_solver(n, 1 if fraction is not None else k)
+        dtype = self._storage_dtype(X, n)
+        limit = parse_memory(self.memory_limit)
+        budget = default_memory_limit() if limit is None else limit
+        self._gram_dtype = dtype.name  # a string: model files hold only plain values
+        if self._is_precomputed() or solver == "dense":
+            need = n * n * dtype.itemsize
+            if need > budget and not self._is_precomputed():
+                raise ValueError(
+                    f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
+                    f"({need / 2**30:.2f} GiB) but memory_limit allows {budget / 2**30:.2f} "
+                    "GiB; use eigen_solver='krylov' (matrix-free) or raise memory_limit."
+                )
+            op = self._dense_operator(X, dtype)
+        else:
+            # the budget covers the solver's float64 workspace too, not only K
+            kernel_budget = budget - workspace_bytes(solver, n, k)
+            # the construction pass (row sums for centring) also computes K @ Q0 for
+            # the block Krylov start, so the solver does not spend a pass on it
+            probe = None
+            if solver == "krylov" and fraction is None and krylov_block_size(k) * 3 < n // 2:
+                probe = krylov_start(n, krylov_block_size(k), rng)
+            op = TiledKernelOperator(
+                self.kernel_, X, dtype=dtype, memory_limit=kernel_budget, n_jobs=self.n_jobs,
+                probe=probe,
+            )
+        diag = op.diag()
         if not np.all(np.isfinite(diag)):
             raise ValueError(
                 "the kernel matrix has non-finite values on its diagonal (overflow): check "
                 "the kernel parameters (e.g. degree, gamma, coef0) or scale the data."
             )
-        op = DenseOperator(K, owned=True)
+        # eigenvalues below n * eps * max K_ii are indistinguishable from the
+        # round-off of K itself (and of the centring that subtracts its means)
+        noise = n * np.finfo(dtype).eps * float(np.max(np.abs(diag), initial=0.0))
         if self.center:
             op, centering = center(op, inplace=True)
         else:
             centering = Centering.none(n)
         self._centering = centering
         trace = op.trace()
+        if not (np.isfinite(trace) and np.all(np.isfinite(centering.row_means))):
+            raise ValueError(
+                "the kernel matrix overflows: its row sums or trace are not finite (the "
+                f"largest diagonal entry is {float(np.max(diag)):.3g}). Scale the data or "
+                "change the kernel parameters (degree, gamma, coef0)."
+            )
+        if trace <= noise:
+            trace = 0.0
         options = dict(
             tol=self.tol,
             max_iter=self.max_iter,
             iterated_power=self.iterated_power,
             random_state=rng,
         )
-        fraction = self.n_components if _is_real(self.n_components) and not _is_int(
-            self.n_components
-        ) else None
+        start = op.initial_block() if hasattr(op, "initial_block") else None
+        if start is not None:
+            options["start"] = start
         if fraction is None:
-            k = self._n_requested(n)
-            result = eigsh_top(op, k, solver=self.eigen_solver, **options)
+            result = eigsh_top(op, k, solver=solver, **options)
+            if not result.converged:
+                warnings.warn(
+                    f"eigen_solver={result.solver!r} stopped after {result.n_iter} iterations "
+                    f"with residuals up to {np.max(result.residuals):.2e} (relative to the "
+                    "largest eigenvalue) above its target; raise max_iter or tol.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
             final = finalize(
                 result,
                 remove_zero=bool(self.remove_zero_eig or self.n_components is None),
                 drop_negative=self.n_components is None,
+                noise_floor=noise,
             )
-            return final, trace
-        return self._decompose_fraction(op, fraction, trace, options), trace
+        else:
+            final = self._decompose_fraction(op, solver, fraction, trace, options, noise)
+        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        final = replace(
+            final,
+            values=final.values.astype(out_dtype, copy=False),
+            vectors=final.vectors.astype(out_dtype, copy=False),
+        )
+        return final, trace
 
-    def _decompose_fraction(self, op, fraction: float, trace: float, options) -> EigenResult:
+    def _dense_operator(self, X, dtype) -> DenseOperator:
+        if self._is_precomputed():
+            return DenseOperator(self._precomputed_gram(X), owned=True)
+        K, _ = gram_matrix(self.kernel_, X, dtype=dtype, n_jobs=self.n_jobs)
+        return DenseOperator(K, owned=True)
+
+    def _decompose_fraction(
+        self, op, solver: str, fraction: float, trace: float, options, noise: float
+    ) -> EigenResult:
         """Fewest components whose eigenvalues sum to ``fraction * trace(K~)``."""
         n = op.n
-        solver = self.eigen_solver
-        k = n if solver == "dense" or (solver == "auto" and choose_solver(n, 1) == "dense") else (
-            min(n, 16)
-        )
+        k = n if solver == "dense" else min(n, 16)
         while True:
             result = finalize(
-                eigsh_top(op, k, solver=solver, **options), remove_zero=True, drop_negative=True
+                eigsh_top(op, k, solver=solver, **options),
+                remove_zero=True,
+                drop_negative=True,
+                noise_floor=noise,
             )
             cum = np.cumsum(result.values, dtype=np.float64) / trace if trace > 0 else None
             if cum is not None and cum.size and cum[-1] >= fraction - 1e-12:
@@ -405,8 +520,6 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 m = result.values.size
                 break
             k = min(n, 2 * k)
-        from dataclasses import replace
-
         return replace(
             result,
             values=result.values[:m],
@@ -432,7 +545,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X):
         """Project X on the components: ``y_l(t) = sum_i alpha_li K~_t[t, i]``.
 
-        Evaluated in row blocks, so memory stays bounded for any number of rows.
+        Evaluated in row blocks by ``n_jobs`` threads, so memory stays bounded
+        (a few blocks of ``rows x n_train``) for any number of rows.
 
         Parameters
         ----------
@@ -447,23 +561,47 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_is_fitted(self)
         X = self._validate_X(X, reset=False, kernel=self.kernel_)
         A = self._scaled_alphas
+        return self._project(X, A)
+
+    def _project(self, X, A: np.ndarray) -> np.ndarray:
+        """``K~_t @ A`` for the rows of ``X``, blocked and threaded, in A's dtype."""
         n_train = self.X_fit_.shape[0]
-        itemsize = np.dtype(A.dtype).itemsize
-        rows = max(1, TRANSFORM_BLOCK_BYTES // max(1, n_train * itemsize))
+        dtype = np.dtype(getattr(self, "_gram_dtype", A.dtype))
+        rows = max(1, TRANSFORM_BLOCK_BYTES // max(1, n_train * np.dtype(dtype).itemsize))
         out = np.empty((X.shape[0], A.shape[1]), dtype=A.dtype)
-        with self._threads():
-            for start in range(0, X.shape[0], rows):
-                Xb = X[start : start + rows]
-                Kt = self._cross_kernel(Xb)
-                Kt = Kt.astype(A.dtype, copy=False)
-                out[start : start + rows] = self._centering.project(Kt, A)
+        precomputed = self._is_precomputed()
+        prep = None if precomputed else self.kernel_.prepare(self.X_fit_, dtype)
+
+        def work(start: int) -> None:
+            Xb = X[start : start + rows]
+            if precomputed:
+                Kt = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)
+            else:
+                Kt = self.kernel_.block_prepared(Xb, prep)
+            Kt = np.asarray(Kt, dtype=A.dtype)
+            out[start : start + rows] = self._centering.project(Kt, A)
+
+        starts = range(0, X.shape[0], rows)
+        workers = min(n_threads(self.n_jobs), len(starts))
+        self._run_blocks(work, starts, workers)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(
+                "the kernel between these rows and the training rows overflows (non-finite "
+                "values): scale the data or change the kernel parameters (degree, gamma, coef0)."
+            )
         return out
 
-    def _cross_kernel(self, Xb) -> np.ndarray:
-        """``K_t``: kernel between new rows and the training rows, shape (m, n)."""
-        if self._is_precomputed():
-            return Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)
-        return self.kernel_.block(Xb, self.X_fit_)
+    def _run_blocks(self, work, starts, workers: int) -> None:
+        """Run ``work(start)`` for every block, on ``workers`` threads."""
+        if workers <= 1:
+            with self._threads():
+                for start in starts:
+                    work(start)
+        else:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
+                list(pool.map(work, starts))
 
     def inverse_transform(self, X):
         """Map scores back to input space with the learned (kernel ridge) pre-image.

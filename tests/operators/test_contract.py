@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from kpca.kernels import RBF, Polynomial
-from kpca.operators import Centering, CenteredOperator, DenseOperator, center
+from kpca.operators import (
+    CenteredOperator,
+    Centering,
+    DenseOperator,
+    TiledKernelOperator,
+    center,
+)
 
 
 def _reference(K, centred):
@@ -18,15 +24,34 @@ def _reference(K, centred):
     return H @ K @ H if centred else K
 
 
-def dense_inplace(K):
+def dense_inplace(kernel, X, K):
     return center(DenseOperator(K.copy(), owned=True), inplace=True)
 
 
-def dense_wrapped(K):
+def dense_wrapped(kernel, X, K):
     return center(DenseOperator(K.copy(), owned=False), inplace=False)
 
 
-BACKENDS = {"dense-inplace": dense_inplace, "dense-wrapped": dense_wrapped}
+def _tiled(memory_limit, inplace, n_jobs=2):
+    def make(kernel, X, K):
+        # tile=7 on 40 rows: 6 x 6 tiles with a ragged last one; a budget of a few
+        # tiles keeps some and recomputes the rest on every pass
+        op = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=memory_limit,
+                                 n_jobs=n_jobs, tile=7)
+        return center(op, inplace=inplace)
+
+    return make
+
+
+BACKENDS = {
+    "dense-inplace": dense_inplace,
+    "dense-wrapped": dense_wrapped,
+    "tiled-stored": _tiled(None, True),
+    "tiled-partly-stored": _tiled(2 * 7 * 7 * 8 + 5 * 7 * 7 * 8, True),
+    "tiled-matrix-free": _tiled(2 * 7 * 7 * 8, True),
+    "tiled-matrix-free-1-thread": _tiled(7 * 7 * 8, True, n_jobs=1),
+    "tiled-wrapped": _tiled(None, False),
+}
 
 
 @pytest.fixture(params=[RBF(gamma=0.3), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
@@ -41,7 +66,7 @@ def gram(request):
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_matmat_diag_trace_match_dense_reference(backend, gram):
     kernel, X, T, K = gram
-    op, c = BACKENDS[backend](K)
+    op, c = BACKENDS[backend](kernel, X, K)
     ref = _reference(K, True)
     V = np.random.default_rng(1).normal(size=(K.shape[0], 5))
     np.testing.assert_allclose(op.matmat(V), ref @ V, rtol=1e-10, atol=1e-10)
@@ -55,7 +80,7 @@ def test_matmat_diag_trace_match_dense_reference(backend, gram):
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_centring_of_new_rows_uses_training_mean(backend, gram):
     kernel, X, T, K = gram
-    _, c = BACKENDS[backend](K)
+    _, c = BACKENDS[backend](kernel, X, K)
     n, m = K.shape[0], T.shape[0]
     Kt = kernel.block(T, X)
     one_n = np.ones((n, n)) / n
@@ -74,7 +99,7 @@ def test_centring_of_new_rows_uses_training_mean(backend, gram):
 
 def test_centring_training_rows_reproduces_centred_matrix(gram):
     kernel, X, T, K = gram
-    _, c = dense_wrapped(K)
+    _, c = dense_wrapped(kernel, X, K)
     np.testing.assert_allclose(c.center_block(K), _reference(K, True), atol=1e-10)
 
 
@@ -98,10 +123,54 @@ def test_wrapper_never_copies_the_matrix(gram):
 
 def test_float32_operator_keeps_dtype(gram):
     kernel, X, T, K = gram
-    op, _ = dense_inplace(K.astype(np.float32))
+    op, _ = dense_inplace(kernel, X, K.astype(np.float32))
     assert op.matmat(np.ones((K.shape[0], 2), dtype=np.float32)).dtype == np.float32
 
 
 def test_dense_operator_rejects_non_square():
     with pytest.raises(ValueError, match="square"):
         DenseOperator(np.ones((3, 4)))
+
+
+def test_tiled_memory_bounded_and_tiles_recomputed(gram):
+    kernel, X, T, K = gram
+    tile_bytes = 7 * 7 * 8
+    op = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=2 * tile_bytes + 3 *
+                             tile_bytes, n_jobs=2, tile=7)
+    assert op.nbytes <= 3 * tile_bytes  # kept tiles only; the rest is recomputed
+    assert 0 < op.fraction_stored < 1
+    free = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=2 * tile_bytes,
+                               n_jobs=2, tile=7)
+    assert free.nbytes == 0 and free.fraction_stored == 0
+    V = np.random.default_rng(3).normal(size=(40, 4))
+    np.testing.assert_allclose(free.matmat(V), K @ V, atol=1e-10)
+
+
+def test_tiled_rejects_budget_below_workspace(gram):
+    kernel, X, T, K = gram
+    with pytest.raises(ValueError, match="memory_limit"):
+        TiledKernelOperator(kernel, X, memory_limit=10, n_jobs=2, tile=7)
+
+
+def test_tiled_float32_storage_is_accurate(gram):
+    kernel, X, T, K = gram
+    op, _ = center(TiledKernelOperator(kernel, X, dtype=np.float32, tile=7), inplace=True)
+    V = np.random.default_rng(4).normal(size=(40, 3))
+    ref = _reference(K, True) @ V
+    np.testing.assert_allclose(op.matmat(V), ref, atol=1e-5 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("budget", [None, 2 * 7 * 7 * 8])
+@pytest.mark.parametrize("centred", [True, False])
+def test_tiled_probe_product_fused_into_construction_pass(gram, budget, centred):
+    kernel, X, T, K = gram
+    P = np.linalg.qr(np.random.default_rng(5).normal(size=(40, 6)))[0]
+    op = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=budget, tile=7,
+                             probe=P)
+    assert op.n_passes == 1  # row sums and K @ P in the same pass
+    if centred:
+        op, _ = center(op, inplace=True)
+    Q, KQ = op.initial_block()
+    np.testing.assert_array_equal(Q, P)
+    np.testing.assert_allclose(KQ, _reference(K, centred) @ P, atol=1e-10)
+    assert op.n_passes == 1

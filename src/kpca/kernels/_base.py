@@ -62,6 +62,27 @@ class Kernel(BaseEstimator):
     def _block(self, X: Any, Y: Any, symmetric: bool) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    # -- repeated blocks against the same columns (Gram builds, matrix-free passes) ---
+    def prepare(self, Y: Any, dtype: Any = None) -> Any:
+        """Column-side state for :meth:`block_prepared`, computed once per ``Y``.
+
+        The returned object supports row slicing (``prep[j0:j1]`` is the state
+        of ``Y[j0:j1]``). The default is ``Y`` itself, cast to ``dtype``.
+        """
+        if dtype is None or sp.issparse(Y):
+            return Y
+        return np.asarray(Y, dtype=dtype)
+
+    def block_prepared(self, X: Any, prep: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """``k(X, Y)`` where ``prep = self.prepare(Y)``; written into ``out`` if given."""
+        if not sp.issparse(X) and not sp.issparse(prep) and hasattr(prep, "dtype"):
+            X = np.asarray(X, dtype=prep.dtype)
+        K = self._block(X, prep, False)
+        if out is None:
+            return K
+        out[...] = K
+        return out
+
     def diag(self, X: Any) -> np.ndarray:
         """``k(x_i, x_i)`` for every row, shape (n,), without forming a block."""
         if self.constant_diag is not None:

@@ -3,5 +3,16 @@
 from ._base import KernelOperator
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
+from ._gram import gram_matrix, n_threads
+from ._tiled import TiledKernelOperator
 
-__all__ = ["CenteredOperator", "Centering", "DenseOperator", "KernelOperator", "center"]
+__all__ = [
+    "CenteredOperator",
+    "Centering",
+    "DenseOperator",
+    "KernelOperator",
+    "TiledKernelOperator",
+    "center",
+    "gram_matrix",
+    "n_threads",
+]

@@ -137,8 +137,9 @@ def center(op: KernelOperator, *, inplace: bool = False) -> tuple[KernelOperator
         The uncentred kernel operator ``K``.
     inplace : bool, default=False
         If ``op`` is a :class:`DenseOperator` that owns its matrix, subtract the
-        means from the stored matrix itself (O(n^2) once, no copy) instead of
-        wrapping it; the wrapped form is used for every other backend.
+        means from the stored matrix itself (O(n^2) once, no copy); a backend with a
+        ``center_inplace`` method (the tiled one) centres its tiles. Otherwise, and
+        for every other backend, ``op`` is wrapped in a :class:`CenteredOperator`.
 
     Returns
     -------
@@ -152,4 +153,7 @@ def center(op: KernelOperator, *, inplace: bool = False) -> tuple[KernelOperator
     if inplace and isinstance(op, DenseOperator) and op.owned:
         _center_inplace(op.A, c)
         return DenseOperator(op.A, owned=True), c
+    if inplace and hasattr(op, "center_inplace"):
+        op.center_inplace(c)
+        return op, c
     return CenteredOperator(op, c), c

@@ -9,22 +9,37 @@ from __future__ import annotations
 from ..operators import KernelOperator
 from ._arpack import arpack_eigsh
 from ._dense import dense_eigsh
-from ._randomized import randomized_eigsh
+from ._krylov import krylov_block_size, krylov_eigsh, krylov_start
+from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
 
 SOLVERS = {
     "dense": dense_eigsh,
     "arpack": arpack_eigsh,
     "randomized": randomized_eigsh,
+    "krylov": krylov_eigsh,
 }
 
 
 def choose_solver(n: int, k: int) -> str:
     """The ``'auto'`` rule: a full LAPACK solve when it is cheap or most of the
-    spectrum is wanted, Lanczos otherwise."""
+    spectrum is wanted, block Krylov otherwise (each pass over the kernel matrix
+    serves a whole block of vectors)."""
     if n <= 500 or k >= n / 5:
         return "dense"
-    return "arpack"
+    return "krylov"
+
+
+def workspace_bytes(solver: str, n: int, k: int) -> int:
+    """Bytes a solver holds besides the operator (float64 bases and images)."""
+    if solver == "krylov":
+        b = krylov_block_size(k)
+        return 2 * n * b * 3 * 8 + 4 * n * b * 8  # basis + images, restart and pass buffers
+    if solver == "randomized":
+        return 4 * n * (k + 10) * 8
+    if solver == "arpack":
+        return n * (2 * k + 1) * 8 * 2
+    return 0
 
 
 def eigsh_top(op: KernelOperator, k: int, *, solver: str = "auto", **options) -> EigenResult:
@@ -56,9 +71,14 @@ __all__ = [
     "EigenResult",
     "arpack_eigsh",
     "choose_solver",
+    "default_rtol",
+    "krylov_block_size",
+    "krylov_eigsh",
+    "krylov_start",
     "dense_eigsh",
     "eigsh_top",
     "finalize",
     "randomized_eigsh",
+    "workspace_bytes",
     "relative_residuals",
 ]

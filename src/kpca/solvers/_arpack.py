@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import check_random_state
 
@@ -22,7 +23,11 @@ class _Counting:
         self.count = 0
 
     def matmat(self, V):
-        self.count += V.shape[1] if V.ndim == 2 else 1
+        V = np.asarray(V)
+        if V.ndim == 1:
+            self.count += 1
+            return self.op.matvec(V)
+        self.count += V.shape[1]
         return self.op.matmat(V)
 
 

@@ -64,6 +64,7 @@ def finalize(
     *,
     remove_zero: bool = False,
     drop_negative: bool = False,
+    noise_floor: float = 0.0,
 ) -> EigenResult:
     """Shared post-processing of every solver's output.
 
@@ -84,6 +85,10 @@ def finalize(
         Drop the null space (scikit-learn's ``remove_zero_eig``).
     drop_negative : bool
         Drop significantly negative eigenvalues instead of raising.
+    noise_floor : float
+        Eigenvalues with ``|mu| <= noise_floor`` are round-off of the matrix
+        itself (e.g. ``n * eps * max K_ii`` for a centred kernel whose
+        centring cancelled everything) and become exactly 0.
     """
     w = np.array(result.values, copy=True)
     V = np.array(result.vectors, copy=True)
@@ -93,9 +98,11 @@ def finalize(
             "NaN or infinite values (check the kernel parameters, e.g. a large polynomial "
             "degree overflows)."
         )
+    if noise_floor > 0:
+        w[np.abs(w) <= noise_floor] = 0
     neg_ratio, neg_value, small_pos_ratio = _thresholds(w.dtype)
     max_eig = float(w.max()) if w.size else 0.0
-    if w.size and max_eig < 0:
+    if w.size and max_eig < 0 and np.any(w < -noise_floor):
         raise ValueError(
             f"All eigenvalues are negative (maximum is {max_eig:g}). Either the matrix is not "
             "PSD, or there was an issue while computing the eigendecomposition of the matrix."

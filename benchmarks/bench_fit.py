@@ -1,0 +1,210 @@
+"""Exact KPCA fit and transform: kpca against scikit-learn, side by side.
+
+For each n in --n, ONE process runs kpca.KernelPCA (eigen_solver='auto') and
+scikit-learn's KernelPCA with its 'arpack' and 'randomized' solvers on the same data
+(RBF, d=20, k=10, gamma=1/d), and prints time, peak memory and eigenvalue error
+(relative to the largest, against scikit-learn's ARPACK) and the ratios. It then
+times ``transform`` of --n-new new rows. For --kpca-only sizes, kpca runs alone in
+a child process with --memory-limit (matrix-free when needed) and its peak RSS is
+read from the operating system.
+
+Peak memory of each side is measured with tracemalloc (NumPy registers its array
+buffers with it), so both libraries can be measured in one process; the child
+process's peak RSS (ru_maxrss) is reported for the kpca-only runs.
+
+The VM this project runs on backs guest memory lazily: the first touch of fresh
+memory costs ~3 s/GB, a reuse 0.2 s/GB. The script first touches --warm GB so that
+neither library pays that cost for the other.
+
+    python benchmarks/bench_fit.py --n 5000 10000 20000 --kpca-only 50000 100000 \
+        --memory-limit 3GB
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+
+def warm(gb: float) -> None:
+    if gb > 0:
+        a = np.ones(int(gb * 2**30) // 8)
+        del a
+
+
+def measure(fn):
+    """(result, seconds, peak bytes of traced allocations) of fn()."""
+    gc.collect()
+    tracemalloc.start()
+    t = time.perf_counter()
+    out = fn()
+    dt = time.perf_counter() - t
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return out, dt, peak
+
+
+def data(n: int, d: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def side_by_side(n: int, d: int, k: int, n_new: int, sk_solvers: list[str]) -> dict:
+    from sklearn.decomposition import KernelPCA as SkKernelPCA
+
+    import kpca
+
+    X = data(n, d)
+    X_new = data(n_new, d, seed=1)
+    gamma = 1.0 / d
+    row = {"n": n}
+    ours, t, peak = measure(
+        lambda: kpca.KernelPCA(k, kernel="rbf", gamma=gamma, random_state=0).fit(X)
+    )
+    row.update(kpca_s=t, kpca_peak=peak, kpca_solver=ours.eigen_solver_)
+    Z_ours, t, peak = measure(lambda: ours.transform(X_new))
+    row.update(kpca_transform_s=t, kpca_transform_peak=peak)
+    ref_vals = None
+    for solver in sk_solvers:
+        est, t, peak = measure(
+            lambda s=solver: SkKernelPCA(
+                k, kernel="rbf", gamma=gamma, eigen_solver=s, random_state=0
+            ).fit(X)
+        )
+        row[f"sk_{solver}_s"], row[f"sk_{solver}_peak"] = t, peak
+        row[f"sk_{solver}_eigs"] = est.eigenvalues_.tolist()
+        if solver == "arpack":
+            ref_vals = est.eigenvalues_
+        if solver == sk_solvers[0]:
+            Z_sk, t, peak = measure(lambda e=est: e.transform(X_new))
+            row.update(sk_transform_s=t, sk_transform_peak=peak, sk_transform_solver=solver)
+            row["transform_max_abs_diff"] = float(
+                np.max(np.abs(np.abs(Z_ours) - np.abs(Z_sk))) / np.max(np.abs(Z_sk))
+            )
+        del est
+        gc.collect()
+    if ref_vals is not None:
+        row["kpca_eig_err"] = float(np.max(np.abs(ours.eigenvalues_ - ref_vals)) / ref_vals[0])
+        for solver in sk_solvers:
+            vals = np.asarray(row[f"sk_{solver}_eigs"])
+            row[f"sk_{solver}_eig_err"] = float(np.max(np.abs(vals - ref_vals)) / ref_vals[0])
+    best = min(sk_solvers, key=lambda s: row[f"sk_{s}_s"])
+    row.update(
+        sk_best=best,
+        time_ratio=row[f"sk_{best}_s"] / row["kpca_s"],
+        memory_ratio=row["kpca_peak"] / row[f"sk_{best}_peak"],
+        transform_ratio=row["sk_transform_s"] / row["kpca_transform_s"],
+    )
+    return row
+
+
+def kpca_alone(n: int, d: int, k: int, memory_limit: str | None) -> dict:
+    import kpca
+
+    X = data(n, d)
+    t = time.perf_counter()
+    est = kpca.KernelPCA(
+        k, kernel="rbf", gamma=1.0 / d, random_state=0, memory_limit=memory_limit
+    ).fit(X)
+    dt = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {
+        "n": n,
+        "kpca_s": dt,
+        "peak_rss": rss,
+        "solver": est.eigen_solver_,
+        "eigenvalues": est.eigenvalues_[:3].tolist(),
+        "memory_limit": memory_limit,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, nargs="*", default=[5000, 10000, 20000])
+    p.add_argument("--kpca-only", type=int, nargs="*", default=[])
+    p.add_argument("--d", type=int, default=20)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--n-new", type=int, default=10000)
+    p.add_argument("--sk-solvers", nargs="+", default=["randomized", "arpack"])
+    p.add_argument("--memory-limit", default=None)
+    p.add_argument("--warm", type=float, default=10.0, help="GB of memory to touch first")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+
+    if args.child:
+        spec = json.loads(args.child)
+        warm(args.warm)
+        if spec["mode"] == "side":
+            out = side_by_side(spec["n"], args.d, args.k, args.n_new, args.sk_solvers)
+        else:
+            out = kpca_alone(spec["n"], args.d, args.k, args.memory_limit)
+        print("RESULT " + json.dumps(out))
+        return 0
+
+    print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
+          f"python {platform.python_version()}, numpy {np.__version__}")
+    rows = []
+    for mode, sizes in (("side", args.n), ("alone", args.kpca_only)):
+        for n in sizes:
+            spec = json.dumps({"mode": mode, "n": n})
+            cmd = [sys.executable, __file__, "--child", spec, "--d", str(args.d),
+                   "--k", str(args.k), "--n-new", str(args.n_new), "--warm", str(args.warm),
+                   "--sk-solvers", *args.sk_solvers]
+            if args.memory_limit:
+                cmd += ["--memory-limit", args.memory_limit]
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            line = [x for x in res.stdout.splitlines() if x.startswith("RESULT ")]
+            if res.returncode or not line:
+                print(res.stdout, res.stderr, file=sys.stderr)
+                return 1
+            row = json.loads(line[0][7:])
+            row["mode"] = mode
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+
+    gb = 2**30
+    print(f"\n## fit: kpca (auto) vs scikit-learn, RBF, d={args.d}, k={args.k}\n")
+    head = ("| n | kpca s | " + " | ".join(f"sk {s} s" for s in args.sk_solvers)
+            + " | speed-up vs best sk | kpca peak GB | sk best peak GB | memory ratio "
+            "| kpca eig err | " + " | ".join(f"sk {s} eig err" for s in args.sk_solvers) + " |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in rows:
+        if r["mode"] != "side":
+            continue
+        sk_t = " | ".join(f"{r[f'sk_{s}_s']:.2f}" for s in args.sk_solvers)
+        sk_e = " | ".join(f"{r.get(f'sk_{s}_eig_err', float('nan')):.1e}" for s in args.sk_solvers)
+        sk_peak = r["sk_" + r["sk_best"] + "_peak"]
+        print(f"| {r['n']} | {r['kpca_s']:.2f} | {sk_t} | {r['time_ratio']:.1f}x "
+              f"({r['sk_best']}) | {r['kpca_peak'] / gb:.2f} | "
+              f"{sk_peak / gb:.2f} | {r['memory_ratio']:.2f} | "
+              f"{r.get('kpca_eig_err', float('nan')):.1e} | {sk_e} |")
+    print(f"\n## transform of {args.n_new} new rows\n")
+    print("| n fit | kpca s | sk s | speed-up | kpca peak GB | sk peak GB | max rel diff |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r["mode"] == "side":
+            print(f"| {r['n']} | {r['kpca_transform_s']:.2f} | {r['sk_transform_s']:.2f} | "
+                  f"{r['transform_ratio']:.1f}x | {r['kpca_transform_peak'] / gb:.2f} | "
+                  f"{r['sk_transform_peak'] / gb:.2f} | {r['transform_max_abs_diff']:.1e} |")
+    alone = [r for r in rows if r["mode"] == "alone"]
+    if alone:
+        print(f"\n## kpca alone (memory_limit={args.memory_limit})\n")
+        print("| n | fit s | peak RSS GB | solver | top eigenvalues |")
+        print("|---|---|---|---|---|")
+        for r in alone:
+            print(f"| {r['n']} | {r['kpca_s']:.1f} | {r['peak_rss'] / gb:.2f} | {r['solver']} | "
+                  f"{', '.join(f'{v:.4f}' for v in r['eigenvalues'])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

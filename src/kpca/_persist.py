@@ -1,0 +1,525 @@
+"""Saving and loading fitted estimators without executing code on load.
+
+A model file is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays), written with
+:func:`numpy.savez` and read with ``numpy.load(allow_pickle=False)``: loading a
+file never unpickles anything, so a model file from an untrusted source cannot
+run code. The archive holds
+
+* ``__meta__``: a 0-d unicode array with a JSON document: the file format and
+  its version, the estimator class name, ``get_params(deep=False)`` and the
+  fitted state (every instance attribute that is not a parameter);
+* ``a0``, ``a1``, ...: the arrays the JSON refers to.
+
+Values are encoded as a small typed tree. Allowed are ``None``, ``bool``,
+``int``, ``float``, ``str``, numpy scalars, numeric numpy arrays (and arrays of
+strings, e.g. ``feature_names_in_``), scipy sparse matrices, lists, tuples and
+dicts with string keys of these, :mod:`kpca.kernels` kernel objects (stored as
+class name + parameters) and the registered dataclasses (e.g.
+:class:`kpca.operators.Centering`). Anything else -- a callable kernel, a
+``RandomState`` -- is refused with a ``ValueError`` when saving.
+
+On load, the estimator class must be exported by the :mod:`kpca` package, a
+kernel class must be a :class:`kpca.kernels.Kernel` subclass exported by
+:mod:`kpca.kernels`, and a dataclass must be in :data:`DATACLASSES`: names are
+looked up, never imported from arbitrary modules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import logging
+import os
+import re
+import zipfile
+from numbers import Integral
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ._io import atomic_write
+
+logger = logging.getLogger("kpca")
+
+#: identifies kpca model files
+FORMAT_NAME = "kpca-model"
+#: version of the on-disk layout; bumped when it changes incompatibly
+FORMAT_VERSION = 1
+
+_META_KEY = "__meta__"
+_TYPE = "__type__"
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: dataclasses that may appear in a model file: name -> "module:attribute"
+DATACLASSES: dict[str, str] = {
+    "Centering": "kpca.operators:Centering",
+    "EigenResult": "kpca.solvers:EigenResult",
+}
+
+
+def register_dataclass(cls: type) -> type:
+    """Allow instances of a kpca dataclass in model files (usable as a decorator).
+
+    Parameters
+    ----------
+    cls : type
+        A dataclass defined in a ``kpca`` module; its fields must hold
+        serialisable values.
+    """
+    if not dataclasses.is_dataclass(cls) or not cls.__module__.startswith("kpca."):
+        raise ValueError(f"register_dataclass: {cls!r} is not a dataclass defined in kpca.")
+    DATACLASSES[cls.__name__] = f"{cls.__module__}:{cls.__qualname__}"
+    return cls
+
+
+def _dataclass_type(name: str) -> type:
+    try:
+        module, attr = DATACLASSES[name].split(":")
+    except KeyError:
+        raise ValueError(f"unknown dataclass {name!r} (allowed: {sorted(DATACLASSES)})") from None
+    return getattr(importlib.import_module(module), attr)
+
+
+# ------------------------------------------------------------------------- encoding
+class _Encoder:
+    """Turn a Python value into a JSON tree, collecting arrays on the side."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def _add(self, arr: np.ndarray) -> str:
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = arr
+        return key
+
+    def encode(self, value: Any, where: str) -> Any:
+        from . import kernels
+
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, np.generic):
+            return self._array(np.asarray(value), where, scalar=True)
+        if isinstance(value, Integral):
+            return int(value)
+        if type(value) is float:
+            return value
+        if isinstance(value, np.ndarray):
+            return self._array(value, where)
+        if sp.issparse(value):
+            return self._sparse(value, where)
+        if isinstance(value, (list, tuple)):
+            return {
+                _TYPE: type(value).__name__,
+                "items": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)],
+            }
+        if isinstance(value, dict):
+            bad = [k for k in value if not isinstance(k, str)]
+            if bad:
+                raise ValueError(
+                    f"cannot save {where}: dictionary keys must be strings; got {bad[0]!r}."
+                )
+            return {
+                _TYPE: "dict",
+                "items": {k: self.encode(v, f"{where}[{k!r}]") for k, v in value.items()},
+            }
+        if isinstance(value, kernels.Callable) or (
+            callable(value) and not isinstance(value, (kernels.Kernel, type))
+        ):
+            kind = "a callable kernel" if "kernel" in where.lower() else "a Python callable"
+            raise ValueError(
+                f"cannot save a model with {kind} ({where}={value!r}): a model file holds "
+                "no code. Use a named kernel or a kpca.kernels object, or persist the "
+                "estimator by other means (e.g. pickle, at your own risk)."
+            )
+        if isinstance(value, kernels.Kernel):
+            return self._kernel(value, where)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self._dataclass(value, where)
+        raise ValueError(
+            f"cannot save {where}: values of type {type(value).__module__}."
+            f"{type(value).__qualname__} are not supported in model files ({value!r:.80})."
+        )
+
+    def _array(self, arr: np.ndarray, where: str, scalar: bool = False) -> dict:
+        node: dict[str, Any] = {_TYPE: "scalar" if scalar else "array"}
+        if arr.dtype.hasobject:
+            items = arr.ravel().tolist()
+            if not all(isinstance(x, str) for x in items):
+                raise ValueError(
+                    f"cannot save {where}: an object array that holds non-string values "
+                    "(only numeric arrays and arrays of strings can be saved)."
+                )
+            arr = arr.astype(str)
+            node["object"] = True  # restored as dtype=object (as scikit-learn stores names)
+        node["key"] = self._add(arr)  # np.save keeps C or Fortran order
+        return node
+
+    def _sparse(self, mat: Any, where: str) -> dict:
+        fmt = mat.format
+        if fmt not in ("csr", "csc"):
+            mat, fmt = mat.tocsr(), "csr"
+        return {
+            _TYPE: "sparse",
+            "format": fmt,
+            "array": not isinstance(mat, sp.spmatrix),
+            "shape": [int(s) for s in mat.shape],
+            "data": self._array(mat.data, where)["key"],
+            "indices": self._array(mat.indices, where)["key"],
+            "indptr": self._array(mat.indptr, where)["key"],
+        }
+
+    def _kernel(self, kernel: Any, where: str) -> dict:
+        from . import kernels
+
+        name = type(kernel).__name__
+        if getattr(kernels, name, None) is not type(kernel):
+            raise ValueError(
+                f"cannot save {where}: kernel class {type(kernel).__qualname__} is not part "
+                "of kpca.kernels, so it could not be rebuilt without importing user code."
+            )
+        return {
+            _TYPE: "kernel",
+            "class": name,
+            "params": self.encode(kernel.get_params(deep=False), f"{where}.params"),
+        }
+
+    def _dataclass(self, obj: Any, where: str) -> dict:
+        name = type(obj).__name__
+        if name not in DATACLASSES or _dataclass_type(name) is not type(obj):
+            raise ValueError(
+                f"cannot save {where}: dataclass {type(obj).__qualname__} is not registered "
+                "(kpca._persist.register_dataclass)."
+            )
+        return {
+            _TYPE: "dataclass",
+            "class": name,
+            "fields": {
+                f.name: self.encode(getattr(obj, f.name), f"{where}.{f.name}")
+                for f in dataclasses.fields(obj)
+            },
+        }
+
+
+def _estimator_class(name: str) -> type:
+    import kpca
+
+    cls = getattr(kpca, name, None) if name in getattr(kpca, "__all__", ()) else None
+    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+        raise ValueError(
+            f"class {name!r} is not an estimator exported by kpca; only kpca estimators "
+            "can be loaded."
+        )
+    return cls
+
+
+def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
+    """Save a fitted kpca estimator to ``path`` (atomically; no pickle).
+
+    Parameters
+    ----------
+    estimator : estimator exported by :mod:`kpca`
+        Fitted, e.g. :class:`kpca.KernelPCA`.
+    path : str or path-like
+        Destination file; ``.kpca`` is the conventional extension.
+
+    Raises
+    ------
+    ValueError
+        The estimator is not a kpca estimator, is not fitted, or holds a value
+        that cannot be stored without code (e.g. a callable kernel).
+    """
+    name = type(estimator).__name__
+    try:
+        ok = _estimator_class(name) is type(estimator)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"save_model: {type(estimator).__qualname__} is not an estimator exported by kpca."
+        )
+    check_is_fitted(estimator)
+    enc = _Encoder()
+    params = estimator.get_params(deep=False)
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "class": name,
+        "kpca_version": _version(),
+        "params": {k: enc.encode(v, k) for k, v in params.items()},
+        "state": {
+            k: enc.encode(v, k) for k, v in vars(estimator).items() if k not in params
+        },
+    }
+    text = json.dumps(meta, allow_nan=True)
+    arrays = {_META_KEY: np.array(text), **enc.arrays}
+    with atomic_write(path, "wb") as fh:
+        np.savez(fh, **arrays)  # object arrays were refused by the encoder
+    logger.info("saved %s (%d arrays) to %s", name, len(enc.arrays), path)
+
+
+def _version() -> str:
+    import kpca
+
+    return str(getattr(kpca, "__version__", "unknown"))
+
+
+# ------------------------------------------------------------------------- decoding
+class _Decoder:
+    def __init__(self, arrays: dict[str, np.ndarray], source: str) -> None:
+        self.arrays = arrays
+        self.source = source
+
+    def _fail(self, msg: str) -> ValueError:
+        return ValueError(f"{self.source}: corrupt kpca model file: {msg}.")
+
+    def _get(self, key: Any) -> np.ndarray:
+        if not isinstance(key, str) or key == _META_KEY or key not in self.arrays:
+            raise self._fail(f"reference to a missing array {key!r}")
+        return self.arrays[key]
+
+    def decode(self, node: Any) -> Any:
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if not isinstance(node, dict) or not isinstance(node.get(_TYPE), str):
+            raise self._fail(f"unexpected value {node!r:.80}")
+        kind = node[_TYPE]
+        if kind in ("array", "scalar"):
+            arr = self._get(node.get("key"))
+            if node.get("object"):
+                arr = arr.astype(object)
+            if kind == "scalar":
+                if arr.ndim != 0:
+                    raise self._fail("a scalar stored as a non-scalar array")
+                return arr[()]
+            return arr
+        if kind in ("list", "tuple"):
+            items = node.get("items")
+            if not isinstance(items, list):
+                raise self._fail(f"malformed {kind}")
+            out = [self.decode(v) for v in items]
+            return out if kind == "list" else tuple(out)
+        if kind == "dict":
+            items = node.get("items")
+            if not isinstance(items, dict):
+                raise self._fail("malformed dict")
+            return {k: self.decode(v) for k, v in items.items()}
+        if kind == "sparse":
+            return self._sparse(node)
+        if kind == "kernel":
+            return self._kernel(node)
+        if kind == "dataclass":
+            return self._dataclass(node)
+        raise self._fail(f"unknown value type {kind!r}")
+
+    def _sparse(self, node: dict) -> Any:
+        fmt = node.get("format")
+        if fmt not in ("csr", "csc"):
+            raise self._fail(f"unknown sparse format {fmt!r}")
+        shape = node.get("shape")
+        if not (isinstance(shape, list) and len(shape) == 2
+                and all(isinstance(s, int) and s >= 0 for s in shape)):
+            raise self._fail("malformed sparse matrix shape")
+        parts = (self._get(node.get("data")), self._get(node.get("indices")),
+                 self._get(node.get("indptr")))
+        cls = {
+            ("csr", True): sp.csr_array, ("csr", False): sp.csr_matrix,
+            ("csc", True): sp.csc_array, ("csc", False): sp.csc_matrix,
+        }[fmt, bool(node.get("array"))]
+        try:
+            return cls(parts, shape=tuple(shape))
+        except (ValueError, TypeError) as exc:
+            raise self._fail(f"invalid sparse matrix ({exc})") from None
+
+    def _kernel(self, node: dict) -> Any:
+        from . import kernels
+
+        name = node.get("class")
+        cls = getattr(kernels, name, None) if isinstance(name, str) else None
+        if (
+            name not in kernels.__all__
+            or not (isinstance(cls, type) and issubclass(cls, kernels.Kernel))
+            or cls is kernels.Callable
+            or cls is kernels.Kernel
+        ):
+            raise self._fail(f"{name!r} is not a kernel class of kpca.kernels")
+        params = self.decode(node.get("params"))
+        if not isinstance(params, dict):
+            raise self._fail(f"malformed parameters of kernel {name}")
+        return self._construct(cls, params, f"kernel {name}")
+
+    def _dataclass(self, node: dict) -> Any:
+        name = node.get("class")
+        if not isinstance(name, str) or name not in DATACLASSES:
+            raise self._fail(f"{name!r} is not an allowed dataclass")
+        cls = _dataclass_type(name)
+        fields = node.get("fields")
+        if not isinstance(fields, dict):
+            raise self._fail(f"malformed fields of {name}")
+        known = {f.name for f in dataclasses.fields(cls) if f.init}
+        if set(fields) - known:
+            raise self._fail(f"{name} has no field(s) {sorted(set(fields) - known)}")
+        return self._construct(cls, {k: self.decode(v) for k, v in fields.items()}, name)
+
+    def _construct(self, cls: type, kwargs: dict, what: str) -> Any:
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise self._fail(f"cannot rebuild {what}: {exc}") from None
+
+
+def _read_archive(path: Path) -> dict[str, np.ndarray]:
+    source = str(path)
+    if not path.exists():
+        raise ValueError(f"{source}: no such file.")
+    if path.is_dir():
+        raise ValueError(f"{source}: is a directory, not a model file.")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{source}: not a kpca model file (not an .npz/zip archive).")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {}
+            for key in npz.files:
+                try:
+                    arrays[key] = npz[key]
+                except ValueError as exc:
+                    if "pickle" in str(exc).lower() or "object" in str(exc).lower():
+                        raise ValueError(
+                            f"{source}: array {key!r} holds Python objects (pickled data). "
+                            "kpca model files never contain pickled data, so this file was "
+                            "not written by kpca or has been tampered with; refusing to load it."
+                        ) from None
+                    raise
+    except ValueError as exc:
+        if str(exc).startswith(source):
+            raise
+        raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
+    return arrays
+
+
+def load_model(path: str | os.PathLike) -> BaseEstimator:
+    """Load an estimator saved by :func:`save_model`. Executes no code from the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    estimator : the fitted kpca estimator
+
+    Raises
+    ------
+    ValueError
+        The file is missing, not a kpca model file, from a newer format version,
+        corrupt, or holds pickled objects.
+    """
+    path = Path(path)
+    source = str(path)
+    arrays = _read_archive(path)
+    meta_arr = arrays.get(_META_KEY)
+    if meta_arr is None or meta_arr.ndim != 0 or meta_arr.dtype.kind != "U":
+        raise ValueError(f"{source}: not a kpca model file (no metadata).")
+    try:
+        meta = json.loads(str(meta_arr[()]))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: corrupt kpca model file: bad metadata ({exc}).") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise ValueError(f"{source}: not a kpca model file.")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"{source}: corrupt kpca model file: format version {version!r}.")
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"{source}: model file format version {version} is newer than this kpca "
+            f"({_version()}) supports ({FORMAT_VERSION}); upgrade kpca to load it."
+        )
+    name = meta.get("class")
+    if not isinstance(name, str):
+        raise ValueError(f"{source}: corrupt kpca model file: no estimator class.")
+    try:
+        cls = _estimator_class(name)
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
+    dec = _Decoder(arrays, source)
+    raw_params, raw_state = meta.get("params"), meta.get("state")
+    if not isinstance(raw_params, dict) or not isinstance(raw_state, dict):
+        raise ValueError(f"{source}: corrupt kpca model file: no parameters or state.")
+    params = {k: dec.decode(v) for k, v in raw_params.items()}
+    valid = set(cls().get_params(deep=False))
+    unknown = set(params) - valid
+    if unknown:
+        raise ValueError(
+            f"{source}: parameter(s) {sorted(unknown)} unknown to {name} in kpca {_version()}; "
+            f"the model was saved by kpca {meta.get('kpca_version')}."
+        )
+    estimator = cls(**params)
+    for attr, node in raw_state.items():
+        if not _NAME_RE.match(attr) or attr.startswith("__") or attr in valid:
+            raise ValueError(f"{source}: corrupt kpca model file: bad attribute name {attr!r}.")
+        setattr(estimator, attr, dec.decode(node))
+    logger.info("loaded %s from %s", name, source)
+    return estimator
+
+
+def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
+    """JSON-friendly description of a fitted estimator (used by ``kpca info``).
+
+    Parameters
+    ----------
+    estimator : fitted kpca estimator
+
+    Returns
+    -------
+    dict
+        ``class``, ``params``, and when present ``kernel`` (the resolved kernel
+        with its parameters), ``n_components``, ``n_samples_fit``,
+        ``n_features_in``, ``eigen_solver``, ``eigenvalues`` and
+        ``explained_variance_ratio``.
+    """
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+        if isinstance(v, np.generic):
+            return v.item()
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        return repr(v)
+
+    out: dict[str, Any] = {
+        "class": type(estimator).__name__,
+        "params": plain(estimator.get_params(deep=False)),
+    }
+    kernel = getattr(estimator, "kernel_", None)
+    if kernel is not None:
+        out["kernel"] = {
+            "class": type(kernel).__name__,
+            "name": getattr(kernel, "name", "") or type(kernel).__name__,
+            "params": plain(kernel.get_params(deep=False)),
+        }
+    ev = getattr(estimator, "eigenvalues_", None)
+    if ev is not None:
+        out["n_components"] = int(np.shape(ev)[0])
+        out["eigenvalues"] = plain(ev)
+    X_fit = getattr(estimator, "X_fit_", None)
+    if X_fit is not None:
+        out["n_samples_fit"] = int(X_fit.shape[0])
+    for attr, key in (
+        ("n_features_in_", "n_features_in"),
+        ("eigen_solver_", "eigen_solver"),
+        ("explained_variance_ratio_", "explained_variance_ratio"),
+    ):
+        if hasattr(estimator, attr):
+            out[key] = plain(getattr(estimator, attr))
+    return out

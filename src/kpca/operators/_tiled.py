@@ -1,0 +1,255 @@
+"""Tiled symmetric backend: stored, matrix-free, or anything between.
+
+``K = k(X, X)`` is cut into square tiles ``(I, J)``; only the lower triangle
+``J <= I`` is ever evaluated (symmetry halves the kernel work and the memory).
+Tiles that fit in the memory budget are computed once and kept; the others are
+recomputed on every pass and dropped at once, so memory stays bounded whatever
+``n`` is. ``K @ V`` is accumulated tile by tile::
+
+    W[I] += K_IJ @ V[J]        and, below the diagonal,   W[J] += K_IJ.T @ V[I]
+
+by ``n_jobs`` worker threads with private accumulators (BLAS and NumPy release the
+GIL). Centring can be applied inside the tiles (``center_inplace``): kept tiles are
+centred once, recomputed ones right after evaluation, which keeps float32 storage
+accurate (the centred entries are small, the uncentred ones are not).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..kernels import Kernel
+from ._base import KernelOperator
+from ._centering import Centering
+from ._gram import n_threads
+
+logger = logging.getLogger("kpca")
+
+
+def tile_size(n: int, itemsize: int) -> int:
+    """Tile side: large enough for efficient BLAS, small enough (<= 16 MB) to keep
+    per-thread workspace modest."""
+    side = int(np.sqrt(16 * 2**20 / itemsize))  # 2048 for float32
+    return max(1, min(n, side))
+
+
+class TiledKernelOperator(KernelOperator):
+    """Symmetric kernel matrix in lower-triangular tiles under a memory budget.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Resolved kernel.
+    X : array-like or sparse of shape (n, d)
+        Training rows.
+    dtype : float32 or float64
+        Precision of the tiles (products are accumulated in float64).
+    memory_limit : int or None
+        Bytes the operator may hold: kept tiles plus the workspace of the
+        threads. ``None``: keep every tile.
+    n_jobs : int or None
+        Worker threads (None: all cores).
+    tile : int, default=None
+        Tile side (default :func:`tile_size`). Tests pass a tiny value to force
+        many tiles.
+    progress : callable, default=None
+        ``progress(event, info)`` after each pass (logging/progress bars).
+    probe : ndarray of shape (n, b), default=None
+        A block whose product with ``K`` is computed in the construction pass
+        (fused with the row sums), for :meth:`initial_block`: an iterative solver
+        then starts without spending a pass of its own.
+
+    Notes
+    -----
+    Construction makes one pass over all tiles: it stores those that fit and
+    accumulates the row sums ``K 1`` that centring needs.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        X: Any,
+        *,
+        dtype: Any = np.float64,
+        memory_limit: int | None = None,
+        n_jobs: int | None = None,
+        tile: int | None = None,
+        progress=None,
+        probe: np.ndarray | None = None,
+    ):
+        self.kernel = kernel
+        self.X = X
+        n = X.shape[0]
+        self.shape = (n, n)
+        self.dtype = np.dtype(dtype)
+        self.progress = progress
+        side = tile or tile_size(n, self.dtype.itemsize)
+        self.bounds = list(range(0, n, side)) + [n]
+        nb = len(self.bounds) - 1
+        self.tiles = [(i, j) for i in range(nb) for j in range(i + 1)]
+        # one tile: threads would only add overhead
+        self.workers = n_threads(n_jobs) if len(self.tiles) > 1 else 1
+        self._prep = kernel.prepare(X, self.dtype)
+        self.centering: Centering | None = None
+        tile_bytes = side * side * self.dtype.itemsize
+        workspace = self.workers * tile_bytes * (1 + kernel.n_temporaries)
+        if memory_limit is None:
+            n_keep = len(self.tiles)
+        else:
+            n_keep = int(max(0, memory_limit - workspace) // max(1, tile_bytes))
+            if memory_limit < workspace:
+                raise ValueError(
+                    f"memory_limit={memory_limit} bytes is below the workspace of "
+                    f"{self.workers} thread(s) x one {side}x{side} tile ({workspace} bytes); "
+                    "raise memory_limit or lower n_jobs."
+                )
+        self._keep = set(range(min(n_keep, len(self.tiles))))
+        self._store: dict[int, np.ndarray] = {}
+        self.n_passes = 0
+        first = np.ones((n, 1)) if probe is None else np.hstack([np.ones((n, 1)), probe])
+        out = self._pass(first, build=True)
+        self._row_sums = out[:, 0].copy()
+        self._probe = probe
+        self._probe_product = None if probe is None else out[:, 1:]
+
+    def initial_block(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(P, K~ P)`` for the ``probe`` given at construction (centred if the
+        operator is), or None."""
+        if self._probe is None:
+            return None
+        P, KP = self._probe, self._probe_product
+        c = self.centering
+        if c is None:
+            return P, KP.copy()
+        colsum = P.sum(axis=0)
+        return P, KP - (c.row_means @ P)[None, :] - np.outer(c.row_means, colsum) + (
+            c.grand_mean * colsum
+        )[None, :]
+
+    # ------------------------------------------------------------------ tiles
+    @property
+    def fraction_stored(self) -> float:
+        return len(self._keep) / len(self.tiles)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes for t in self._store.values())
+
+    def _compute_tile(self, t: int) -> np.ndarray:
+        i, j = self.tiles[t]
+        r0, r1 = self.bounds[i], self.bounds[i + 1]
+        c0, c1 = self.bounds[j], self.bounds[j + 1]
+        T = self.kernel.block_prepared(self.X[r0:r1], self._prep[c0:c1])
+        T = np.asarray(T, dtype=self.dtype)
+        if i == j and self.kernel.constant_diag is not None:
+            np.fill_diagonal(T, self.kernel.constant_diag)
+        return T
+
+    def _center_tile(self, t: int, T: np.ndarray) -> None:
+        c = self.centering
+        i, j = self.tiles[t]
+        r = c.row_means.astype(self.dtype)
+        T -= r[self.bounds[i] : self.bounds[i + 1], None]
+        T -= r[None, self.bounds[j] : self.bounds[j + 1]]
+        T += self.dtype.type(c.grand_mean)
+
+    def _tile(self, t: int, build: bool = False) -> np.ndarray:
+        T = self._store.get(t)
+        if T is not None:
+            return T
+        T = self._compute_tile(t)
+        if build and t in self._keep:
+            self._store[t] = T
+        elif self.centering is not None:
+            self._center_tile(t, T)
+        return T
+
+    # ------------------------------------------------------------------ products
+    def _pass(self, V: np.ndarray, build: bool = False) -> np.ndarray:
+        n = self.n
+        V = np.ascontiguousarray(V, dtype=self.dtype)
+        b = V.shape[1]
+        start = time.perf_counter()
+        # greedy split of the tiles between workers, largest work first
+        order = list(range(len(self.tiles)))
+        if not build:  # kept tiles are cheap (no kernel evaluation): spread evenly
+            order.sort(key=lambda t: t in self._store)
+        groups = [order[w :: self.workers] for w in range(self.workers)]
+
+        def work(group: list[int]) -> np.ndarray:
+            W = np.zeros((n, b), dtype=np.float64)
+            for t in group:
+                i, j = self.tiles[t]
+                r0, r1 = self.bounds[i], self.bounds[i + 1]
+                c0, c1 = self.bounds[j], self.bounds[j + 1]
+                T = self._tile(t, build)
+                W[r0:r1] += T @ V[c0:c1]
+                if i != j:
+                    W[c0:c1] += T.T @ V[r0:r1]
+            return W
+
+        parts = self._parallel(work, [g for g in groups if g])
+        out = parts[0]
+        for p in parts[1:]:
+            out += p
+        self.n_passes += 1
+        elapsed = time.perf_counter() - start
+        logger.info(
+            "kernel pass %d: %d columns, %d tiles (%.0f%% kept), %.2f s",
+            self.n_passes, b, len(self.tiles), 100 * self.fraction_stored, elapsed,
+            extra={"kpca_event": "pass", "kpca_seconds": elapsed},
+        )
+        if self.progress is not None:
+            self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
+        return out
+
+    def matmat(self, V):
+        V = np.asarray(V)
+        if V.ndim == 1:
+            return self._pass(V[:, None]).astype(self.dtype, copy=False).ravel()
+        return self._pass(V).astype(self.dtype, copy=False)
+
+    def row_means(self):
+        if self.centering is not None:
+            return np.zeros(self.n)
+        return self._row_sums / self.n
+
+    def diag(self):
+        d = np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+        if self.centering is not None:
+            c = self.centering
+            d = d - 2.0 * c.row_means + c.grand_mean
+        return d.astype(self.dtype)
+
+    def center_inplace(self, centering: Centering) -> None:
+        """Centre every tile (kept ones now, recomputed ones when evaluated)."""
+        if self.centering is not None:
+            raise RuntimeError("operator is already centred")
+        self.centering = centering
+        self._parallel(lambda item: self._center_tile(*item), list(self._store.items()))
+
+    def _parallel(self, fn, items: list) -> list:
+        """``[fn(x) for x in items]`` on the worker threads (BLAS limited to one each)."""
+        if self.workers == 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        with threadpool_limits(limits=1), ThreadPoolExecutor(self.workers) as pool:
+            return list(pool.map(fn, items))
+
+    def to_dense(self):
+        n = self.n
+        A = np.empty((n, n), dtype=self.dtype)
+        for t in range(len(self.tiles)):
+            i, j = self.tiles[t]
+            r0, r1 = self.bounds[i], self.bounds[i + 1]
+            c0, c1 = self.bounds[j], self.bounds[j + 1]
+            T = self._tile(t)
+            A[r0:r1, c0:c1] = T
+            if i != j:
+                A[c0:c1, r0:r1] = T.T
+        return A

@@ -1,0 +1,136 @@
+"""Block Krylov eigensolver with thick restarts (kpca's own, ``eigen_solver='krylov'``).
+
+Why a block method: a pass over the kernel matrix (stored or recomputed) is the
+dominant cost, and applying it to a block of ``b`` vectors costs little more than
+to one. Each cycle grows an orthonormal block Krylov basis
+``[Q0, K Q0, K^2 Q0, ...]`` (``depth`` blocks, full re-orthogonalisation), extracts
+Ritz pairs by Rayleigh-Ritz, and restarts from the best ``b`` Ritz vectors, whose
+images ``K V`` are already known (no extra pass).
+
+Precision: the basis, the projections and the Rayleigh-Ritz problem are float64;
+only the operator product runs in the operator's dtype (float32 storage is fine).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from scipy.linalg import eigh, qr
+from sklearn.utils import check_random_state
+
+from ..operators import KernelOperator
+from ._dense import dense_eigsh
+from ._randomized import default_rtol
+from ._result import EigenResult
+
+logger = logging.getLogger("kpca")
+
+
+def krylov_block_size(k: int) -> int:
+    """Default block: ``k + 20`` columns (a pass costs about the same for 10 or 40
+    columns, and a wider block needs fewer passes)."""
+    return k + 20
+
+
+def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
+    """Orthonormal Gaussian start block of shape (n, b)."""
+    rng = check_random_state(random_state)
+    return qr(rng.standard_normal((n, b)), mode="economic")[0]
+
+
+def krylov_eigsh(
+    op: KernelOperator,
+    k: int,
+    *,
+    tol: float = 0.0,
+    max_iter: int | None = None,
+    random_state=None,
+    block_size: int | None = None,
+    depth: int = 3,
+    callback=None,
+    start: tuple[np.ndarray, np.ndarray] | None = None,
+    **_: object,
+) -> EigenResult:
+    """Largest-algebraic ``k`` eigenpairs by restarted block Krylov iteration.
+
+    Parameters
+    ----------
+    op : KernelOperator
+    k : int
+    tol : float
+        Stopping rule: every wanted pair has ``||K v - mu v|| <= rtol * |mu_1|``
+        with ``rtol = max(tol, floor)`` (floor 1e-8 for float64 operators, 1e-5
+        for float32; see :func:`kpca.solvers.default_rtol`).
+    max_iter : int, default=None
+        Maximum number of operator passes (default 300).
+    block_size : int, default=None
+        Columns per pass; default :func:`krylov_block_size`.
+    depth : int, default=3
+        Blocks in the Krylov basis of one cycle (measured best for RBF at n=20k:
+        5 passes to a 1e-5 residual with k=10).
+    callback : callable, default=None
+        Called as ``callback(n_pass, residuals)`` after each cycle (progress).
+    start : (Q0, K Q0), default=None
+        An orthonormal start block and its known image (e.g. computed during the
+        operator's construction pass); saves the first pass.
+    """
+    n = op.n
+    b = start[0].shape[1] if start is not None else (block_size or krylov_block_size(k))
+    if b * depth >= n // 2 or k >= n:
+        logger.info("krylov: basis would cover half the space (n=%d); using dense", n)
+        return dense_eigsh(op, k)
+    rtol = default_rtol(tol, op.dtype)
+    max_pass = max_iter or 300
+    if start is not None:
+        Q0, AQ0 = (np.asarray(a, dtype=np.float64) for a in start)
+    else:
+        Q0, AQ0 = krylov_start(n, b, random_state), None
+    n_pass = 0
+    cycle = 0
+    while True:
+        Qs, Ws = [Q0], []
+        for j in range(depth):
+            if j == 0 and AQ0 is not None:
+                W = AQ0
+            else:
+                W = np.asarray(op.matmat(Qs[j]), dtype=np.float64)
+                n_pass += 1
+            Ws.append(W)
+            if j == depth - 1:
+                break
+            Qall = np.hstack(Qs)
+            Z = W - Qall @ (Qall.T @ W)
+            Z -= Qall @ (Qall.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
+            Qn, R = qr(Z, mode="economic")
+            keep = np.abs(np.diag(R)) > 1e-10 * max(1.0, float(np.abs(R).max()))
+            if not keep.all():  # an invariant subspace was found: stop growing the basis
+                Qn = Qn[:, keep]
+                if Qn.shape[1] == 0:
+                    break
+            Qs.append(Qn)
+        Q, W = np.hstack(Qs[: len(Ws)]), np.hstack(Ws)
+        T = Q.T @ W
+        theta, Y = eigh((T + T.T) / 2)
+        top = np.argsort(-theta, kind="stable")[:b]
+        theta, Y = theta[top], Y[:, top]
+        V, AV = Q @ Y, W @ Y
+        scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
+        res = np.linalg.norm(AV[:, :k] - V[:, :k] * theta[None, :k], axis=0) / scale
+        cycle += 1
+        logger.info(
+            "krylov cycle %d: %d passes, max residual %.2e (target %.0e)",
+            cycle, n_pass, res.max(), rtol,
+            extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
+        )
+        if callback is not None:
+            callback(n_pass, res)
+        converged = bool(np.all(res <= rtol))
+        if converged or n_pass >= max_pass:
+            break
+        # thick restart: the b best Ritz vectors and their known images
+        Q0, AQ0 = V, AV
+        Q0, R = qr(Q0, mode="economic")  # re-orthonormalise against drift
+        AQ0 = np.linalg.solve(R.T, AV.T).T  # keep A Q0 consistent with the new Q0
+    return EigenResult(theta[:k], V[:, :k], "krylov", n_iter=cycle, n_matvec=n_pass * b,
+                       residuals=res, converged=converged)

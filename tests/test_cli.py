@@ -1,0 +1,345 @@
+"""End-to-end tests of the ``kpca`` command line tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.decomposition import KernelPCA as SkKernelPCA
+from sklearn.linear_model import LogisticRegression
+
+import kpca
+from kpca import cli
+from kpca._io import read_table, write_table
+from kpca._persist import load_model
+
+
+@pytest.fixture(scope="module")
+def circles():
+    from kpca.datasets import concentric_circles
+
+    X, y = concentric_circles(n_samples=200)
+    return X, y
+
+
+@pytest.fixture
+def data_csv(tmp_path, circles):
+    path = tmp_path / "data.csv"
+    write_table(path, circles[0], ["x", "y"])
+    return path
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _same_up_to_sign(a, b, **tol):
+    signs = np.sign((a * b).sum(axis=0))
+    np.testing.assert_allclose(a * signs, b, **tol)
+
+
+# ------------------------------------------------------------------------- happy paths
+def test_fit_transform_matches_library_and_sklearn(capsys, tmp_path, data_csv, circles):
+    X, _ = circles
+    out = tmp_path / "out.csv"
+    code, stdout, err = run(capsys, "fit-transform", data_csv, "--kernel", "rbf",
+                            "--gamma", "10", "-k", "2", "-o", out)
+    assert (code, err) == (0, "")
+    Z, columns = read_table(out)
+    est = kpca.KernelPCA(n_components=2, kernel="rbf", gamma=10.0)
+    expected = est.fit_transform(X)
+    assert columns == list(est.get_feature_names_out())
+    np.testing.assert_array_equal(Z, expected)  # text output is exact
+    sk = SkKernelPCA(n_components=2, kernel="rbf", gamma=10.0).fit_transform(X)
+    _same_up_to_sign(Z, sk, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("flags", "params"),
+    [
+        (["--kernel", "poly", "--degree", "2", "--coef0", "0.5", "--gamma", "0.7"],
+         dict(kernel="poly", degree=2, coef0=0.5, gamma=0.7)),
+        (["--kernel", "laplacian", "--gamma", "median", "--seed", "1"],
+         dict(kernel="laplacian", gamma="median", random_state=1)),
+        (["--kernel", "rbf", "--gamma", "scale", "--no-center"],
+         dict(kernel="rbf", gamma="scale", center=False)),
+        (["--kernel", "cosine", "-k", "3", "--solver", "randomized", "--seed", "0"],
+         dict(kernel="cosine", n_components=3, eigen_solver="randomized", random_state=0)),
+        ([], dict()),
+    ],
+)
+def test_flags_map_to_estimator(capsys, tmp_path, data_csv, circles, flags, params):
+    out = tmp_path / "out.npy"
+    code, _, err = run(capsys, "fit-transform", data_csv, "-o", out, *flags)
+    assert code == 0, err
+    params.setdefault("n_components", 2)
+    expected = kpca.KernelPCA(**params).fit_transform(circles[0])
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_fraction_of_variance(capsys, tmp_path, circles):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 6)) * np.array([5, 3, 1, 0.1, 0.1, 0.1])
+    write_table(tmp_path / "d.npy", X)
+    code, out, _ = run(capsys, "fit-transform", tmp_path / "d.npy", "-k", "0.9",
+                       "--kernel", "linear")
+    assert code == 0
+    header = out.splitlines()[0].split(",")
+    est = kpca.KernelPCA(n_components=0.9, kernel="linear").fit(X)
+    assert len(header) == len(est.eigenvalues_) < 6
+
+
+def test_stdout_output(capsys, data_csv, circles):
+    code, out, err = run(capsys, "fit-transform", data_csv, "--kernel", "rbf", "--gamma", "3")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "kernelpca0,kernelpca1"
+    Z = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    expected = kpca.KernelPCA(n_components=2, kernel="rbf", gamma=3.0).fit_transform(circles[0])
+    np.testing.assert_array_equal(Z, expected)
+
+
+def test_save_then_transform_round_trip(capsys, tmp_path, data_csv, circles):
+    X, _ = circles
+    model, fitted, again = tmp_path / "m.kpca", tmp_path / "fit.csv", tmp_path / "t.parquet"
+    code, _, err = run(capsys, "fit-transform", data_csv, "--kernel", "rbf", "--gamma", "10",
+                       "-o", fitted, "--save", model)
+    assert code == 0, err
+    code, _, err = run(capsys, "transform", "--model", model, data_csv, "-o", again)
+    assert code == 0, err
+    Z_fit, _ = read_table(fitted)
+    Z_t, columns = read_table(again)
+    assert columns == ["kernelpca0", "kernelpca1"]
+    # transform of the training data reproduces the training scores
+    np.testing.assert_allclose(Z_t, Z_fit, atol=1e-10)
+    # and is exactly what the in-process model gives
+    est = kpca.KernelPCA(n_components=2, kernel="rbf", gamma=10).fit(X)
+    np.testing.assert_array_equal(Z_t, est.transform(X))
+    # new points: the loaded model agrees with sklearn (up to sign)
+    T = np.random.default_rng(5).uniform(-1, 1, size=(7, 2))
+    write_table(tmp_path / "new.csv", T, ["x", "y"])
+    code, out, _ = run(capsys, "transform", "-m", model, tmp_path / "new.csv")
+    assert code == 0
+    Zn = np.loadtxt(out.splitlines()[1:], delimiter=",")
+    sk = SkKernelPCA(n_components=2, kernel="rbf", gamma=10).fit(X)
+    _same_up_to_sign(Zn, sk.transform(T), atol=1e-8)
+
+
+def test_fit_and_info(capsys, tmp_path, data_csv, circles):
+    model = tmp_path / "m.kpca"
+    code, out, err = run(capsys, "fit", data_csv, "--kernel", "rbf", "--gamma", "10",
+                         "-k", "3", "--save", model)
+    assert (code, out, err) == (0, "", "")
+    est = load_model(model)
+    ref = kpca.KernelPCA(n_components=3, kernel="rbf", gamma=10).fit(circles[0])
+    np.testing.assert_array_equal(est.eigenvalues_, ref.eigenvalues_)
+
+    code, out, _ = run(capsys, "info", model)
+    assert code == 0
+    assert "kernel:       rbf(gamma=10.0)" in out
+    assert "n_components: 3" in out
+    assert f"{ref.eigenvalues_[0]:.6f}" in out
+    assert f"{ref.explained_variance_ratio_[0]:.6f}" in out
+    assert "n_components = 3" in out  # the parameters
+
+    code, out, _ = run(capsys, "info", model, "--json")
+    info = json.loads(out)
+    assert info["kernel"]["params"] == {"gamma": 10.0}
+    np.testing.assert_allclose(info["eigenvalues"], ref.eigenvalues_)
+    np.testing.assert_allclose(info["explained_variance_ratio"], ref.explained_variance_ratio_)
+
+
+def test_verbose_logs_to_stderr(capsys, tmp_path, data_csv):
+    code, _, err = run(capsys, "-v", "fit-transform", data_csv, "-o", tmp_path / "o.csv")
+    assert code == 0
+    assert "kpca: info: read 200 x 2 table" in err
+    assert "kpca: info: wrote 200 x 2 table" in err
+    code, _, err = run(capsys, "fit-transform", data_csv, "-o", tmp_path / "o.csv", "-v")
+    assert "kpca: info:" in err
+
+
+def test_ignored_parameter_warns(capsys, data_csv):
+    code, _, err = run(capsys, "fit-transform", data_csv, "--kernel", "linear", "--degree", "4")
+    assert code == 0
+    assert "kpca: warning: --degree is ignored by the linear kernel" in err
+
+
+# ------------------------------------------------------------------------- errors
+def _assert_clean_error(code, err, *fragments, status=2):
+    assert code == status
+    assert err.splitlines()[-1].startswith("kpca: error:")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+
+
+@pytest.mark.parametrize(
+    ("content", "fragments"),
+    [
+        (None, ["missing.csv", "no such file"]),
+        ("", ["missing.csv", "empty"]),
+        ("a,b\n1,2\n3\n", ["missing.csv", "row 3 has 1 fields"]),
+        ("a,b\n1,2\n3,abc\n", ["missing.csv", "'abc'", "row 3", "column 'b'"]),
+    ],
+    ids=["missing", "empty", "ragged", "non-numeric"],
+)
+@pytest.mark.parametrize("command", ["fit-transform", "fit", "transform"])
+def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command):
+    bad = tmp_path / "missing.csv"
+    if content is not None:
+        bad.write_text(content)
+    out = tmp_path / "out.csv"
+    model = tmp_path / "m.kpca"
+    if command == "transform":
+        assert cli.main(["fit", str(data_csv), "--save", str(model)]) == 0
+        before = model.read_bytes()
+        argv = ["transform", "--model", model, bad, "-o", out]
+    elif command == "fit":
+        argv = ["fit", bad, "--save", model]
+    else:
+        argv = ["fit-transform", bad, "-o", out, "--save", model]
+    code, stdout, err = run(capsys, *argv)
+    _assert_clean_error(code, err, *fragments)
+    assert stdout == ""
+    assert not out.exists()
+    if command == "transform":
+        assert model.read_bytes() == before
+    else:
+        assert not model.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["fit-transform", "{data}", "--gamma", "abc"], "argument --gamma"),
+        (["fit-transform", "{data}", "--gamma", "-1"], "gamma must be a positive"),
+        (["fit-transform", "{data}", "-k", "1.5"], "argument -k"),
+        (["fit-transform", "{data}", "-k", "0"], "must be >= 1"),
+        (["fit-transform", "{data}", "--kernel", "bogus"], "argument --kernel"),
+        (["fit-transform", "{data}", "--solver", "magic"], "argument --solver"),
+        (["fit-transform", "{data}", "-o", "{tmp}/out.xlsx"], "unsupported file type"),
+        (["fit-transform", "{data}", "-o", "{tmp}/nodir/out.csv"], "does not exist"),
+        (["fit-transform", "{data}", "--save", "{tmp}/nodir/m.kpca"], "does not exist"),
+        (["fit", "{data}"], "--save"),
+        (["transform", "{data}"], "--model"),
+        (["transform", "--model", "{tmp}/none.kpca", "{data}"], "none.kpca: no such file"),
+        (["transform", "--model", "{data}", "{data}"], "not a kpca model file"),
+        (["info", "{data}"], "not a kpca model file"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required: COMMAND"),
+    ],
+)
+def test_usage_and_parameter_errors(capsys, tmp_path, data_csv, argv, fragment):
+    argv = [a.format(data=data_csv, tmp=tmp_path) for a in argv]
+    code, _, err = run(capsys, *argv)
+    _assert_clean_error(code, err, fragment)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_transform_with_wrong_number_of_features(capsys, tmp_path, data_csv):
+    model = tmp_path / "m.kpca"
+    assert cli.main(["fit", str(data_csv), "--save", str(model)]) == 0
+    write_table(tmp_path / "three.csv", np.ones((4, 3)), ["a", "b", "c"])
+    code, _, err = run(capsys, "transform", "-m", model, tmp_path / "three.csv")
+    _assert_clean_error(code, err, "3 features", "expecting 2")
+
+
+def test_precomputed_kernel_needs_a_square_matrix(capsys, data_csv, tmp_path):
+    code, _, err = run(capsys, "fit", data_csv, "--kernel", "precomputed",
+                       "--save", tmp_path / "m.kpca")
+    _assert_clean_error(code, err, "precomputed")
+
+
+def test_unexpected_failure_exit_1(capsys, monkeypatch, data_csv):
+    class Broken(kpca.KernelPCA):
+        def fit_transform(self, X, y=None, **params):
+            raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(cli, "KernelPCA", Broken)
+    code, _, err = run(capsys, "fit-transform", data_csv)
+    _assert_clean_error(code, err, "RuntimeError: solver exploded", "-v", status=1)
+    code, _, err = run(capsys, "-v", "fit-transform", data_csv)
+    assert code == 1 and "Traceback" in err  # the traceback only on request
+
+
+def test_help_and_version(capsys):
+    for command in ["fit-transform", "fit", "transform", "info", "demo"]:
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0
+        assert out.startswith(f"usage: kpca {command}")
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "fit-transform" in out
+    code, out, _ = run(capsys, "--version")
+    assert (code, out.strip()) == (0, f"kpca {kpca.__version__}")
+
+
+# ------------------------------------------------------------------------- demo
+def test_demo(capsys, tmp_path):
+    out_dir = tmp_path / "demo"
+    code, out, err = run(capsys, "demo", "--out", out_dir)
+    assert code == 0, err
+    names = {"circles.csv", "embedding_linear.csv", "embedding_rbf.csv", "report.md"}
+    assert {p.name for p in out_dir.iterdir()} == names
+    for name in names:
+        assert str(out_dir / name) in out
+    report = (out_dir / "report.md").read_text()
+    assert "RBF kernel PCA separates the two circles (accuracy 1.000" in report
+    assert "linear PCA does not (accuracy 0.5" in report
+
+    # independent check of the numbers from the written files
+    X, _ = read_table(out_dir / "circles.csv")
+    for name, expected in [("rbf", 1.0), ("linear", 0.5)]:
+        E, columns = read_table(out_dir / f"embedding_{name}.csv")
+        assert columns == ["kernelpca0", "kernelpca1", "label"]
+        Z, y = E[:, :2], E[:, 2].astype(int)
+        acc = LogisticRegression().fit(Z, y).score(Z, y)
+        assert acc == pytest.approx(expected, abs=0.05)
+        kernel = dict(kernel="rbf", gamma=10) if name == "rbf" else dict(kernel="linear")
+        sk = SkKernelPCA(n_components=2, **kernel).fit_transform(X)
+        _same_up_to_sign(Z, sk, atol=1e-8)
+
+
+def test_demo_out_is_a_file(capsys, tmp_path):
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "demo", "--out", tmp_path / "f")
+    _assert_clean_error(code, err, "not a directory")
+
+
+# ------------------------------------------------------------------------- subprocess
+def _env():
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_module_subprocess(tmp_path, data_csv):
+    out = tmp_path / "o.csv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kpca.cli", "fit-transform", str(data_csv), "--kernel", "rbf",
+         "--gamma", "10", "-o", str(out)],
+        capture_output=True, text=True, env=_env(), timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert read_table(out)[0].shape == (200, 2)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kpca.cli", "fit-transform", str(tmp_path / "nope.csv")],
+        capture_output=True, text=True, env=_env(), timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("kpca: error:") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("kpca") is None, reason="the kpca entry point is not installed")
+def test_entry_point():
+    proc = subprocess.run(["kpca", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"kpca {kpca.__version__}"

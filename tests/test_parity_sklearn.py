@@ -1,0 +1,262 @@
+"""Parity with scikit-learn's KernelPCA (dense solver) on real data sets.
+
+Components are compared up to one sign per component, and only where the
+eigengap makes each compared component well defined (relative gap > 1e-3,
+computed from an independent dense eigendecomposition).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.decomposition import PCA
+from sklearn.decomposition import KernelPCA as SkKernelPCA
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.preprocessing import StandardScaler
+
+import kpca
+from kpca import KernelPCA
+
+RTOL = 1e-6
+GAP = 1e-3
+KERNELS = ["linear", "poly", "rbf", "sigmoid", "cosine"]
+SOLVERS = ["dense", "arpack", "randomized"]
+DATASETS = ["iris", "wine", "breast_cancer", "digits"]
+_CACHE: dict = {}
+
+
+def load(name):
+    """(X_train, X_test) of a real data set, small enough to stay fast."""
+    if name in _CACHE:
+        return _CACHE[name]
+    if name == "iris":
+        X = load_iris().data
+    elif name == "wine":
+        X = StandardScaler().fit_transform(load_wine().data)
+    elif name == "breast_cancer":
+        X = StandardScaler().fit_transform(load_breast_cancer().data)
+    elif name == "digits":
+        X = load_digits().data[:240] / 16.0
+    else:  # pragma: no cover
+        raise KeyError(name)
+    rng = np.random.RandomState(0)
+    idx = rng.permutation(X.shape[0])[:240]
+    n_train = int(0.7 * len(idx))
+    out = (np.ascontiguousarray(X[idx[:n_train]]), np.ascontiguousarray(X[idx[n_train:]]))
+    _CACHE[name] = out
+    return out
+
+
+def kernel_params(kernel, X):
+    if kernel == "rbf":
+        return {"gamma": 1.0 / (X.shape[1] * X.var())}
+    if kernel == "poly":
+        return {"gamma": 1.0 / (X.shape[1] * X.var()), "degree": 2, "coef0": 1.0}
+    if kernel == "sigmoid":
+        return {"gamma": 0.1 / (X.shape[1] * X.var()), "coef0": 0.5}
+    return {}
+
+
+def centred_spectrum(K):
+    n = K.shape[0]
+    H = np.eye(n) - 1.0 / n
+    return np.linalg.eigvalsh(H @ K @ H)[::-1]
+
+
+def clear_components(w, max_k=6):
+    """Largest k <= max_k such that components 1..k have positive eigenvalues and
+    every gap next to them exceeds GAP (relative to the larger eigenvalue).
+
+    Non-PSD kernels (sigmoid): the compared eigenvalues must also exceed the
+    magnitude of the most negative one, so that "top k by value" and "top k by
+    magnitude" (the randomized solver's selection, as scikit-learn's) agree.
+    """
+    k = 0
+    most_negative = max(0.0, -w.min())
+    for ll in range(min(max_k, len(w) - 1)):
+        if w[ll] <= 1e-8 * w[0] or w[ll] - most_negative <= GAP * w[ll]:
+            break
+        gap_next = (w[ll] - w[ll + 1]) / w[ll]
+        if gap_next <= GAP:
+            break
+        k = ll + 1
+    return k
+
+
+def n_clear(kernel, name):
+    Xtr, _ = load(name)
+    K = pairwise_kernels(Xtr, metric=kernel, **kernel_params(kernel, Xtr))
+    k = clear_components(centred_spectrum(K))
+    assert k >= 2, f"test setup: fewer than 2 well separated components for {kernel}/{name}"
+    return k
+
+
+def align_signs(A, B):
+    """Signs s (one per column) so that A * s best matches B."""
+    s = np.sign(np.sum(A * B, axis=0))
+    s[s == 0] = 1
+    return s
+
+
+def assert_close_up_to_sign(A, B, signs=None, rtol=RTOL):
+    A, B = np.asarray(A), np.asarray(B)
+    assert A.shape == B.shape
+    if signs is None:
+        signs = align_signs(A, B)
+    scale = np.abs(B).max(axis=0)
+    err = np.abs(A * signs - B).max(axis=0)
+    assert np.all(err <= rtol * scale), f"relative errors {err / scale}"
+    return signs
+
+
+def pair(kernel, name, solver="dense", **extra):
+    Xtr, Xte = load(name)
+    k = n_clear(kernel, name)
+    params = dict(n_components=k, kernel=kernel, random_state=0, **kernel_params(kernel, Xtr))
+    params.update(extra)
+    ours = KernelPCA(eigen_solver=solver, **params)
+    ref = SkKernelPCA(eigen_solver="dense", **params)
+    return ours, ref, Xtr, Xte
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_transform_matches_sklearn(kernel, name, solver):
+    ours, ref, Xtr, Xte = pair(kernel, name, solver)
+    Z_ours = ours.fit_transform(Xtr)
+    Z_ref = ref.fit_transform(Xtr)
+    assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=RTOL)
+    signs = assert_close_up_to_sign(Z_ours, Z_ref)
+    # held-out rows, with the same sign per component as the training scores
+    assert_close_up_to_sign(ours.transform(Xte), ref.transform(Xte), signs=signs)
+    assert_close_up_to_sign(ours.eigenvectors_, ref.eigenvectors_, signs=signs)
+    assert ours.eigenvalues_.shape == ref.eigenvalues_.shape
+    assert ours.transform(Xte).shape == (Xte.shape[0], ref.n_components)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_fit_transform_and_fit_then_transform_match_sklearn(kernel, name):
+    ours, ref, Xtr, _ = pair(kernel, name)
+    ours.fit(Xtr)
+    ref.fit(Xtr)
+    assert_close_up_to_sign(ours.transform(Xtr), ref.transform(Xtr))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "cosine"])
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_inverse_transform_matches_sklearn(kernel, name):
+    ours, ref, Xtr, Xte = pair(kernel, name, fit_inverse_transform=True, alpha=0.1)
+    ours.fit(Xtr)
+    ref.fit(Xtr)
+    signs = assert_close_up_to_sign(ours.X_transformed_fit_, ref.X_transformed_fit_)
+    # the learned pre-image is a kernel ridge on the scores; these score-space kernels
+    # are invariant under per-component sign flips, so dual_coef_ agrees as such
+    assert_allclose(ours.dual_coef_, ref.dual_coef_, rtol=1e-5,
+                    atol=1e-6 * np.abs(ref.dual_coef_).max())
+    Y = ref.transform(Xte)
+    rec_ref = ref.inverse_transform(Y)
+    rec_ours = ours.inverse_transform(Y * signs)
+    assert rec_ours.shape == Xte.shape
+    assert_allclose(rec_ours, rec_ref, rtol=1e-5, atol=1e-6 * np.abs(rec_ref).max())
+
+
+@pytest.mark.parametrize("kernel", KERNELS + ["precomputed"])
+@pytest.mark.parametrize("gamma", [None, 0.3])
+def test_gamma_(kernel, gamma):
+    Xtr, _ = load("wine")
+    X = pairwise_kernels(Xtr, metric="rbf", gamma=0.05) if kernel == "precomputed" else Xtr
+    ours = KernelPCA(n_components=2, kernel=kernel, gamma=gamma).fit(X)
+    ref = SkKernelPCA(n_components=2, kernel=kernel, gamma=gamma).fit(X)
+    assert ours.gamma_ == pytest.approx(ref.gamma_, rel=1e-15)
+
+
+def test_feature_names_out_matches_sklearn():
+    Xtr, _ = load("iris")
+    ours = KernelPCA(n_components=3, kernel="rbf").fit(Xtr)
+    ref = SkKernelPCA(n_components=3, kernel="rbf").fit(Xtr)
+    assert_array_equal(ours.get_feature_names_out(), ref.get_feature_names_out())
+    assert list(ours.get_feature_names_out()) == ["kernelpca0", "kernelpca1", "kernelpca2"]
+
+
+def test_feature_names_in_with_pandas():
+    pd = pytest.importorskip("pandas")
+    data = load_wine(as_frame=True).data
+    X = pd.DataFrame(StandardScaler().fit_transform(data), columns=data.columns)
+    ours = KernelPCA(n_components=2, kernel="rbf").fit(X)
+    ref = SkKernelPCA(n_components=2, kernel="rbf").fit(X)
+    assert_array_equal(ours.feature_names_in_, ref.feature_names_in_)
+    assert_array_equal(ours.feature_names_in_, np.asarray(data.columns, dtype=object))
+    assert ours.n_features_in_ == X.shape[1]
+    # wrong column names at transform: sklearn's behaviour (a ValueError)
+    with pytest.raises(ValueError, match="feature names"):
+        ours.transform(X.rename(columns={X.columns[0]: "not_a_column"}))
+    # numpy arrays do not define feature_names_in_
+    assert not hasattr(KernelPCA(n_components=2).fit(X.to_numpy()), "feature_names_in_")
+
+
+def test_set_output_pandas_matches_sklearn():
+    pd = pytest.importorskip("pandas")
+    Xtr, Xte = load("iris")
+    idx = pd.Index([f"row{i}" for i in range(len(Xte))])
+    Xte_df = pd.DataFrame(Xte, columns=["a", "b", "c", "d"], index=idx)
+    Xtr_df = pd.DataFrame(Xtr, columns=["a", "b", "c", "d"])
+    ours = KernelPCA(n_components=2, kernel="rbf").set_output(transform="pandas").fit(Xtr_df)
+    ref = SkKernelPCA(n_components=2, kernel="rbf").set_output(transform="pandas").fit(Xtr_df)
+    out, exp = ours.transform(Xte_df), ref.transform(Xte_df)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(exp.columns)
+    assert out.index.equals(idx)
+    assert_close_up_to_sign(out.to_numpy(), exp.to_numpy())
+    ft = ours.fit_transform(Xtr_df)
+    assert isinstance(ft, pd.DataFrame)
+    assert list(ft.columns) == list(ref.fit_transform(Xtr_df).columns)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", DATASETS)
+def test_linear_kernel_is_pca(name, solver):
+    Xtr, Xte = load(name)
+    k = n_clear("linear", name)
+    ours = KernelPCA(n_components=k, kernel="linear", eigen_solver=solver, random_state=0)
+    pca = PCA(n_components=k, svd_solver="full")
+    Z = ours.fit_transform(Xtr)
+    Zp = pca.fit_transform(Xtr)
+    signs = assert_close_up_to_sign(Z, Zp)
+    assert_close_up_to_sign(ours.transform(Xte), pca.transform(Xte), signs=signs)
+    assert_allclose(ours.explained_variance_ratio_, pca.explained_variance_ratio_, rtol=1e-8)
+    # SPEC: lambda_l = mu_l / n (PCA divides by n - 1)
+    n = Xtr.shape[0]
+    assert_allclose(ours.explained_variance_, pca.explained_variance_ * (n - 1) / n, rtol=1e-8)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("name", ["iris", "breast_cancer"])
+def test_precomputed_equals_named_kernel(kernel, name):
+    Xtr, Xte = load(name)
+    k = n_clear(kernel, name)
+    p = kernel_params(kernel, Xtr)
+    named = KernelPCA(n_components=k, kernel=kernel, **p)
+    pre = KernelPCA(n_components=k, kernel="precomputed")
+    Ktr = pairwise_kernels(Xtr, metric=kernel, **p)
+    Kte = pairwise_kernels(Xte, Xtr, metric=kernel, **p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a symmetric K must not warn
+        Z_pre = pre.fit_transform(Ktr)
+    Z_named = named.fit_transform(Xtr)
+    assert_allclose(pre.eigenvalues_, named.eigenvalues_, rtol=1e-9)
+    signs = assert_close_up_to_sign(Z_pre, Z_named, rtol=1e-8)
+    assert_close_up_to_sign(pre.transform(Kte), named.transform(Xte), signs=signs, rtol=1e-8)
+
+
+def test_kernel_object_equals_kernel_name():
+    Xtr, Xte = load("wine")
+    a = KernelPCA(n_components=3, kernel=kpca.kernels.RBF(gamma=0.05)).fit(Xtr)
+    b = SkKernelPCA(n_components=3, kernel="rbf", gamma=0.05).fit(Xtr)
+    assert a.gamma_ == 0.05
+    assert_close_up_to_sign(a.transform(Xte), b.transform(Xte))
