@@ -13,14 +13,14 @@ import logging
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -29,12 +29,13 @@ from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamm
 from .operators import (
     Centering,
     DenseOperator,
+    KernelOperator,
     TiledKernelOperator,
     center,
     gram_matrix,
     n_threads,
 )
-from .preimage import fit_ridge_preimage, ridge_preimage, score_space_kernel
+from .preimage import PreimageMixin
 from .solvers import (
     SOLVERS,
     EigenResult,
@@ -55,6 +56,18 @@ FLOAT64_MAX_ROWS = 8192
 PRECISIONS = ("auto", "float32", "float64")
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a fit will do: sizes, solver, storage precision and memory budget."""
+
+    n: int
+    k: int
+    fraction: float | None
+    solver: str
+    dtype: np.dtype
+    budget: int
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool)
 
@@ -63,7 +76,7 @@ def _is_real(x: Any) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
-class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin, BaseEstimator):
     """Kernel principal component analysis.
 
     Same parameters, attributes and results as
@@ -401,40 +414,24 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return np.dtype(np.float32)
         return np.dtype(np.float64)
 
-    def _decompose(self, X, rng) -> tuple[EigenResult, float]:
+    def _plan(self, X) -> _Plan:
+        """Resolve n_components, the solver, the storage precision and the budget."""
         n = X.shape[0]
-        fraction = self.n_components if _is_real(self.n_components) and not _is_int(
-            self.n_components
-        ) else None
+        nc = self.n_components
+        fraction = float(nc) if _is_real(nc) and not _is_int(nc) else None
         k = self._n_requested(n)
         solver = self.eigen_solver
         if solver == "auto":
             solver = choose_solver(n, 1 if fraction is not None else k)
-        dtype = self._storage_dtype(X, n)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit
-        self._gram_dtype = dtype.name  # a string: model files hold only plain values
-        if self._is_precomputed() or solver == "dense":
-            need = n * n * dtype.itemsize
-            if need > budget and not self._is_precomputed():
-                raise ValueError(
-                    f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
-                    f"({need / 2**30:.2f} GiB) but memory_limit allows {budget / 2**30:.2f} "
-                    "GiB; use eigen_solver='krylov' (matrix-free) or raise memory_limit."
-                )
-            op = self._dense_operator(X, dtype)
-        else:
-            # the budget covers the solver's float64 workspace too, not only K
-            kernel_budget = budget - workspace_bytes(solver, n, k)
-            # the construction pass (row sums for centring) also computes K @ Q0 for
-            # the block Krylov start, so the solver does not spend a pass on it
-            probe = None
-            if solver == "krylov" and fraction is None and krylov_block_size(k) * 3 < n // 2:
-                probe = krylov_start(n, krylov_block_size(k), rng)
-            op = TiledKernelOperator(
-                self.kernel_, X, dtype=dtype, memory_limit=kernel_budget, n_jobs=self.n_jobs,
-                probe=probe,
-            )
+        return _Plan(n, k, fraction, solver, self._storage_dtype(X, n), budget)
+
+    def _decompose(self, X, rng) -> tuple[EigenResult, float]:
+        """kernel -> operator -> centring -> solver -> shared post-processing."""
+        plan = self._plan(X)
+        self._gram_dtype = plan.dtype.name  # a string: model files hold only plain values
+        op = self._kernel_operator(X, plan, rng)
         diag = op.diag()
         if not np.all(np.isfinite(diag)):
             raise ValueError(
@@ -443,11 +440,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         # eigenvalues below n * eps * max K_ii are indistinguishable from the
         # round-off of K itself (and of the centring that subtracts its means)
-        noise = n * np.finfo(dtype).eps * float(np.max(np.abs(diag), initial=0.0))
-        if self.center:
-            op, centering = center(op, inplace=True)
-        else:
-            centering = Centering.none(n)
+        noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
+        op, centering = self._center_operator(op)
         self._centering = centering
         trace = op.trace()
         if not (np.isfinite(trace) and np.all(np.isfinite(centering.row_means))):
@@ -458,6 +452,58 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         if trace <= noise:
             trace = 0.0
+        final = self._solve(op, plan, trace, noise, rng)
+        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        final = replace(
+            final,
+            values=final.values.astype(out_dtype, copy=False),
+            vectors=final.vectors.astype(out_dtype, copy=False),
+        )
+        return final, trace
+
+    def _kernel_operator(self, X, plan: _Plan, rng) -> KernelOperator:
+        """The uncentred kernel matrix of the training data as an operator.
+
+        Dense (stored, owned by the fit) for precomputed kernels and the dense
+        solver; tiled (stored or matrix-free under the memory budget) otherwise.
+        """
+        n, k = plan.n, plan.k
+        if self._is_precomputed() or plan.solver == "dense":
+            need = n * n * plan.dtype.itemsize
+            if need > plan.budget and not self._is_precomputed():
+                raise ValueError(
+                    f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
+                    f"({need / 2**30:.2f} GiB) but memory_limit allows "
+                    f"{plan.budget / 2**30:.2f} GiB; use eigen_solver='krylov' (matrix-free) "
+                    "or raise memory_limit."
+                )
+            return self._dense_operator(X, plan.dtype)
+        # the budget covers the solver's float64 workspace too, not only K
+        kernel_budget = plan.budget - workspace_bytes(plan.solver, n, k)
+        # the construction pass (row sums for centring) also computes K @ Q0 for
+        # the block Krylov start, so the solver does not spend a pass on it
+        probe = None
+        b = krylov_block_size(k)
+        if plan.solver == "krylov" and plan.fraction is None and b * 3 < n // 2:
+            probe = krylov_start(n, b, rng)
+        return TiledKernelOperator(
+            self.kernel_, X, dtype=plan.dtype, memory_limit=kernel_budget,
+            n_jobs=self.n_jobs, probe=probe,
+        )
+
+    def _center_operator(self, op: KernelOperator) -> tuple[KernelOperator, Centering]:
+        """Centre in feature space (SPEC section 2), or not (``center=False``).
+
+        Subclasses (robust KPCA) override this to centre on another point of
+        feature space and/or rescale rows; they return the operator to
+        decompose and the :class:`Centering` that maps new rows the same way.
+        """
+        if self.center:
+            return center(op, inplace=True)
+        return op, Centering.none(op.n)
+
+    def _solve(self, op, plan: _Plan, trace: float, noise: float, rng) -> EigenResult:
+        """Top eigenpairs of the centred operator, post-processed."""
         options = dict(
             tol=self.tol,
             max_iter=self.max_iter,
@@ -467,31 +513,24 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         start = op.initial_block() if hasattr(op, "initial_block") else None
         if start is not None:
             options["start"] = start
-        if fraction is None:
-            result = eigsh_top(op, k, solver=solver, **options)
-            if not result.converged:
-                warnings.warn(
-                    f"eigen_solver={result.solver!r} stopped after {result.n_iter} iterations "
-                    f"with residuals up to {np.max(result.residuals):.2e} (relative to the "
-                    "largest eigenvalue) above its target; raise max_iter or tol.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-            final = finalize(
-                result,
-                remove_zero=bool(self.remove_zero_eig or self.n_components is None),
-                drop_negative=self.n_components is None,
-                noise_floor=noise,
+        if plan.fraction is not None:
+            return self._decompose_fraction(op, plan.solver, plan.fraction, trace, options,
+                                            noise)
+        result = eigsh_top(op, plan.k, solver=plan.solver, **options)
+        if not result.converged:
+            warnings.warn(
+                f"eigen_solver={result.solver!r} stopped after {result.n_iter} iterations "
+                f"with residuals up to {np.max(result.residuals):.2e} (relative to the "
+                "largest eigenvalue) above its target; raise max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=4,
             )
-        else:
-            final = self._decompose_fraction(op, solver, fraction, trace, options, noise)
-        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-        final = replace(
-            final,
-            values=final.values.astype(out_dtype, copy=False),
-            vectors=final.vectors.astype(out_dtype, copy=False),
+        return finalize(
+            result,
+            remove_zero=bool(self.remove_zero_eig or self.n_components is None),
+            drop_negative=self.n_components is None,
+            noise_floor=noise,
         )
-        return final, trace
 
     def _dense_operator(self, X, dtype) -> DenseOperator:
         if self._is_precomputed():
@@ -526,11 +565,6 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             vectors=result.vectors[:, :m],
             residuals=None if result.residuals is None else result.residuals[:m],
         )
-
-    def _fit_inverse(self, X_transformed: np.ndarray, X) -> None:
-        self._score_kernel = score_space_kernel(self.kernel_)
-        self.dual_coef_ = fit_ridge_preimage(self._score_kernel, X_transformed, X, self.alpha)
-        self.X_transformed_fit_ = X_transformed
 
     # ------------------------------------------------------------------ transforming
     @property
@@ -602,31 +636,6 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
             with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
                 list(pool.map(work, starts))
-
-    def inverse_transform(self, X):
-        """Map scores back to input space with the learned (kernel ridge) pre-image.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_components)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        if not self.fit_inverse_transform:
-            raise NotFittedError(
-                "The fit_inverse_transform parameter was not set to True when instantiating "
-                "and hence the inverse transform is not available."
-            )
-        check_is_fitted(self)
-        Y = np.asarray(X)
-        if Y.ndim != 2 or Y.shape[1] != self.X_transformed_fit_.shape[1]:
-            raise ValueError(
-                f"inverse_transform expects scores of shape (n_samples, "
-                f"{self.X_transformed_fit_.shape[1]}); got shape {Y.shape}."
-            )
-        return ridge_preimage(self._score_kernel, Y, self.X_transformed_fit_, self.dual_coef_)
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):
