@@ -52,7 +52,7 @@ logger = logging.getLogger("kpca")
 #: bytes of kernel block evaluated at once by one ``transform`` thread (rows x n_train)
 TRANSFORM_BLOCK_BYTES = 32 * 2**20
 #: with ``precision='auto'``, float64 data keep a float64 Gram matrix up to this many rows
-FLOAT64_MAX_ROWS = 8192
+FLOAT64_MAX_ROWS = 4096
 PRECISIONS = ("auto", "float32", "float64")
 
 
@@ -148,7 +148,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         dense solver needs the whole matrix and raises if it does not fit.
     precision : {'auto', 'float32', 'float64'}, default='auto'
         *kpca*: storage precision of the kernel matrix. ``'auto'``: float32 data
-        use float32; float64 data use float64 up to 8192 rows and float32 beyond
+        use float32; float64 data use float64 up to 4096 rows and float32 beyond
         (half the memory and passes twice as fast; products, projections and
         Rayleigh-Ritz stay in float64, and eigenvalues stay within ~1e-7 of
         float64 ones relative to the largest). Outputs keep the input's dtype.
@@ -479,7 +479,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
                 )
             return self._dense_operator(X, plan.dtype)
         # the budget covers the solver's float64 workspace too, not only K
-        kernel_budget = plan.budget - workspace_bytes(plan.solver, n, k)
+        solver_bytes = workspace_bytes(plan.solver, n, k)
+        kernel_budget = plan.budget - solver_bytes
+        if kernel_budget < solver_bytes // 4:
+            raise ValueError(
+                f"memory_limit={plan.budget} bytes is too small for n_samples={n}: the "
+                f"{plan.solver} solver alone needs about {solver_bytes} bytes; give at least "
+                f"{solver_bytes + solver_bytes // 4} bytes."
+            )
         # the construction pass (row sums for centring) also computes K @ Q0 for
         # the block Krylov start, so the solver does not spend a pass on it
         probe = None

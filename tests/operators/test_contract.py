@@ -174,3 +174,12 @@ def test_tiled_probe_product_fused_into_construction_pass(gram, budget, centred)
     np.testing.assert_array_equal(Q, P)
     np.testing.assert_allclose(KQ, _reference(K, centred) @ P, atol=1e-10)
     assert op.n_passes == 1
+
+
+def test_tiled_stores_only_the_lower_triangle():
+    X = np.random.default_rng(6).normal(size=(600, 3))
+    op = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float32, tile=20)
+    full = 600 * 600 * 4
+    # 30 x 31 / 2 tiles of 20 x 20: (n^2 + n * tile) / 2 of the entries
+    assert op.nbytes == 30 * 31 // 2 * 20 * 20 * 4
+    assert op.nbytes < 0.52 * full

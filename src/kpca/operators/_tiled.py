@@ -32,11 +32,15 @@ from ._gram import n_threads
 logger = logging.getLogger("kpca")
 
 
-def tile_size(n: int, itemsize: int) -> int:
+def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: int = 1) -> int:
     """Tile side: large enough for efficient BLAS, small enough (<= 16 MB) to keep
-    per-thread workspace modest."""
+    per-thread workspace modest, and small enough that the workspace of all
+    threads (two tile-sized temporaries each) takes at most a quarter of
+    ``memory_limit``, so that a small budget means small tiles, not an error."""
     side = int(np.sqrt(16 * 2**20 / itemsize))  # 2048 for float32
-    return max(1, min(n, side))
+    if memory_limit is not None:
+        side = min(side, int(np.sqrt(memory_limit / (4 * 2 * workers * itemsize))))
+    return max(16, min(n, side))
 
 
 class TiledKernelOperator(KernelOperator):
@@ -89,12 +93,13 @@ class TiledKernelOperator(KernelOperator):
         self.shape = (n, n)
         self.dtype = np.dtype(dtype)
         self.progress = progress
-        side = tile or tile_size(n, self.dtype.itemsize)
+        cores = n_threads(n_jobs)
+        side = tile or tile_size(n, self.dtype.itemsize, memory_limit, cores)
         self.bounds = list(range(0, n, side)) + [n]
         nb = len(self.bounds) - 1
         self.tiles = [(i, j) for i in range(nb) for j in range(i + 1)]
         # one tile: threads would only add overhead
-        self.workers = n_threads(n_jobs) if len(self.tiles) > 1 else 1
+        self.workers = cores if len(self.tiles) > 1 else 1
         self._prep = kernel.prepare(X, self.dtype)
         self.centering: Centering | None = None
         tile_bytes = side * side * self.dtype.itemsize

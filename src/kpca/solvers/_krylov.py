@@ -4,8 +4,9 @@ Why a block method: a pass over the kernel matrix (stored or recomputed) is the
 dominant cost, and applying it to a block of ``b`` vectors costs little more than
 to one. Each cycle grows an orthonormal block Krylov basis
 ``[Q0, K Q0, K^2 Q0, ...]`` (``depth`` blocks, full re-orthogonalisation), extracts
-Ritz pairs by Rayleigh-Ritz, and restarts from the best ``b`` Ritz vectors, whose
-images ``K V`` are already known (no extra pass).
+Ritz pairs by Rayleigh-Ritz after every pass (stopping as soon as the residual
+test is met), and restarts from the best ``b`` Ritz vectors, whose images ``K V``
+are already known (no extra pass).
 
 Precision: the basis, the projections and the Rayleigh-Ritz problem are float64;
 only the operator product runs in the operator's dtype (float32 storage is fine).
@@ -88,28 +89,22 @@ def krylov_eigsh(
         Q0, AQ0 = krylov_start(n, b, random_state), None
     n_pass = 0
     cycle = 0
+    # preallocated basis and images (float64): n x (b * depth) each, filled block by
+    # block, so the solver's memory is fixed up front (see workspace_bytes)
+    Qb = np.empty((n, b * depth))
+    Wb = np.empty((n, b * depth))
+    Qb[:, :b] = Q0
+    if AQ0 is None:
+        Wb[:, :b] = op.matmat(Q0)
+        n_pass += 1
+    else:
+        Wb[:, :b] = AQ0
+    del Q0, AQ0
+    m, blocks = b, 1
     while True:
-        Qs, Ws = [Q0], []
-        for j in range(depth):
-            if j == 0 and AQ0 is not None:
-                W = AQ0
-            else:
-                W = np.asarray(op.matmat(Qs[j]), dtype=np.float64)
-                n_pass += 1
-            Ws.append(W)
-            if j == depth - 1:
-                break
-            Qall = np.hstack(Qs)
-            Z = W - Qall @ (Qall.T @ W)
-            Z -= Qall @ (Qall.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
-            Qn, R = qr(Z, mode="economic")
-            keep = np.abs(np.diag(R)) > 1e-10 * max(1.0, float(np.abs(R).max()))
-            if not keep.all():  # an invariant subspace was found: stop growing the basis
-                Qn = Qn[:, keep]
-                if Qn.shape[1] == 0:
-                    break
-            Qs.append(Qn)
-        Q, W = np.hstack(Qs[: len(Ws)]), np.hstack(Ws)
+        # Rayleigh-Ritz on the whole basis after every pass (O(n m^2), cheap next to
+        # a pass), so the solver stops as soon as the residual target is met
+        Q, W = Qb[:, :m], Wb[:, :m]
         T = Q.T @ W
         theta, Y = eigh((T + T.T) / 2)
         top = np.argsort(-theta, kind="stable")[:b]
@@ -117,20 +112,42 @@ def krylov_eigsh(
         V, AV = Q @ Y, W @ Y
         scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
         res = np.linalg.norm(AV[:, :k] - V[:, :k] * theta[None, :k], axis=0) / scale
-        cycle += 1
+        converged = bool(np.all(res <= rtol))
         logger.info(
-            "krylov cycle %d: %d passes, max residual %.2e (target %.0e)",
-            cycle, n_pass, res.max(), rtol,
+            "krylov: %d passes, max residual %.2e (target %.0e)",
+            n_pass, res.max(), rtol,
             extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
         )
         if callback is not None:
             callback(n_pass, res)
-        converged = bool(np.all(res <= rtol))
         if converged or n_pass >= max_pass:
             break
-        # thick restart: the b best Ritz vectors and their known images
-        Q0, AQ0 = V, AV
-        Q0, R = qr(Q0, mode="economic")  # re-orthonormalise against drift
-        AQ0 = np.linalg.solve(R.T, AV.T).T  # keep A Q0 consistent with the new Q0
+        if blocks == depth:
+            # thick restart from the b best Ritz vectors, whose images are known
+            cycle += 1
+            Qr, R = qr(V, mode="economic", overwrite_a=True)  # re-orthonormalise
+            Qb[:, :b] = Qr
+            Wb[:, :b] = np.linalg.solve(R.T, AV.T).T  # keep W = A Q for the new Q
+            m, blocks = b, 1
+            Q = Qb[:, :m]
+        del V, AV
+        # next block: the newest image, orthogonalised against the basis
+        Z = Wb[:, m - b : m] - Q @ (Q.T @ Wb[:, m - b : m])
+        Z -= Q @ (Q.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
+        Qn, R = qr(Z, mode="economic", overwrite_a=True)
+        keep = np.abs(np.diag(R)) > 1e-10 * max(1.0, float(np.abs(R).max()))
+        if not keep.all():  # the basis spans an invariant subspace: nothing new to add
+            converged = bool(np.all(res <= rtol)) or not keep.any()
+            if not keep.any():
+                break
+            Qn = Qn[:, keep]
+        w = Qn.shape[1]
+        Qb[:, m : m + w] = Qn
+        Wb[:, m : m + w] = op.matmat(Qn)
+        n_pass += 1
+        m += w
+        blocks += 1
+        if w < b:  # a rank-deficient block ends this cycle's growth
+            blocks = depth
     return EigenResult(theta[:k], V[:, :k], "krylov", n_iter=cycle, n_matvec=n_pass * b,
                        residuals=res, converged=converged)
