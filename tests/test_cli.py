@@ -284,15 +284,19 @@ def test_help_and_version(capsys):
 # ------------------------------------------------------------------------- demo
 def test_demo(capsys, tmp_path):
     out_dir = tmp_path / "demo"
-    code, out, err = run(capsys, "demo", "--out", out_dir)
+    code, out, err = run(capsys, "demo", "--out", out_dir, "--only", "circles_moons,dual_pca")
     assert code == 0, err
-    names = {"circles.csv", "embedding_linear.csv", "embedding_rbf.csv", "report.md"}
+    assert "demo: circles_moons done" in err  # progress on stderr
+    names = {"circles.csv", "embedding_linear.csv", "embedding_rbf.csv", "report.md",
+             "circles_moons.png"}
     assert {p.name for p in out_dir.iterdir()} == names
     for name in names:
         assert str(out_dir / name) in out
     report = (out_dir / "report.md").read_text()
     assert "RBF kernel PCA separates the two circles (accuracy 1.000" in report
     assert "linear PCA does not (accuracy 0.5" in report
+    assert "![circles_moons](circles_moons.png)" in report
+    assert "## Dual PCA (n < d)" in report
 
     # independent check of the numbers from the written files
     X, _ = read_table(out_dir / "circles.csv")

@@ -70,3 +70,23 @@ def test_memory_limit_strings():
     assert parse_memory("1.5g") == int(1.5 * 2**30)
     assert parse_memory(1000) == 1000
     assert parse_memory(None) is None
+
+
+def test_transform_is_blocked_over_rows():
+    # 20000 new rows against 2000 training rows: one cross-kernel matrix would be
+    # 320 MB in float64; row blocks keep the peak to a few 32 MB blocks per thread
+    rng = np.random.default_rng(1)
+    X, T = rng.normal(size=(2000, 4)), rng.normal(size=(20000, 4))
+    est = KernelPCA(3, kernel="rbf", gamma=0.3, random_state=0).fit(X)
+    tracemalloc.start()
+    try:
+        Z = est.transform(T)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    full = T.shape[0] * X.shape[0] * 8
+    assert peak < full / 2.5, (peak, full)
+    # and blocking changes nothing: compare with one row at a time on a sample
+    idx = [0, 1234, 19999]
+    np.testing.assert_allclose(Z[idx], np.vstack([est.transform(T[i : i + 1]) for i in idx]),
+                               rtol=1e-12, atol=1e-12)

@@ -292,6 +292,30 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         )
 
     def _validate_X(self, X: Any, *, reset: bool, kernel: Kernel) -> Any:
+        from .distributed import is_dask_collection, materialize
+
+        if is_dask_collection(X):  # gather X (n x d); K @ V then runs on the cluster
+            X = materialize(X)
+            self._distributed = True if reset else getattr(self, "_distributed", False)
+        elif reset:
+            self._distributed = False
+        if not getattr(kernel, "requires_vectors", True) and not isinstance(kernel, Precomputed):
+            # objects that are not feature vectors (e.g. strings for kernel='spectrum'):
+            # a 1-D object array, sliceable by rows like a matrix
+            from .kernels import as_strings
+
+            if reset and self.fit_inverse_transform:
+                raise ValueError(
+                    f"fit_inverse_transform=True needs vector inputs; the {kernel.name!r} "
+                    "kernel works on strings, which have no pre-image map."
+                )
+            X = as_strings(X)
+            if reset:
+                X = X.copy() if self.copy_X else X
+                for attr in ("n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(attr, None)
+            kernel.check_input(X)
+            return X
         X = validate_data(
             self,
             X,
@@ -372,6 +396,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         g = getattr(self.kernel_, "gamma", None)
         if g is not None and not isinstance(g, str):
             return float(g)
+        if getattr(X, "ndim", 2) == 1:
+            # non-vector objects (strings): there is no n_features and no distance
+            # heuristic; a numeric gamma is reported as given, otherwise NaN
+            return float(self.gamma) if _is_real(self.gamma) else float("nan")
         if self.gamma is None or isinstance(self.gamma, str):
             # kernels without gamma report what scikit-learn reports (1/n_features);
             # heuristics are resolved on squared distances
@@ -468,6 +496,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         solver; tiled (stored or matrix-free under the memory budget) otherwise.
         """
         n, k = plan.n, plan.k
+        if getattr(self, "_distributed", False) and not (
+            self._is_precomputed() or plan.solver == "dense"
+        ):
+            from .distributed import DaskKernelOperator
+
+            return DaskKernelOperator(self.kernel_, X, dtype=plan.dtype)
         if self._is_precomputed() or plan.solver == "dense":
             need = n * n * plan.dtype.itemsize
             if need > plan.budget and not self._is_precomputed():
@@ -600,6 +634,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         X_new : ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
+        from .distributed import is_dask_collection, transform_dask
+
+        if is_dask_collection(X):  # lazy dask array, transformed chunk by chunk
+            return transform_dask(self, X, self.eigenvalues_.shape[0], self.eigenvectors_.dtype)
         X = self._validate_X(X, reset=False, kernel=self.kernel_)
         A = self._scaled_alphas
         return self._project(X, A)

@@ -5,8 +5,12 @@
     kpca fit-transform DATA --kernel rbf --gamma 0.5 -k 2 -o out.csv [--save model.kpca]
     kpca fit DATA --kernel rbf --gamma median -k 0.9 --save model.kpca
     kpca transform --model model.kpca DATA -o out.csv
+    kpca inverse --model model.kpca SCORES -o reconstructed.csv [--method ridge]
+    kpca denoise --model model.kpca DATA -o denoised.csv [-k 8] [--method auto]
+    kpca plot {scatter,scree,contours} --model model.kpca [--data DATA] -o figure.png
+    kpca select DATA [--labels FILE] --kernels rbf,poly --gammas median,0.1,1 [-o table.md]
     kpca info model.kpca
-    kpca demo [--out DIR]
+    kpca demo [--out DIR] [--full]
 
 DATA is a ``.csv``/``.tsv`` (header row detected), ``.npy`` or ``.parquet`` table
 with one row per sample. Outputs are written atomically; without ``-o`` the
@@ -19,7 +23,8 @@ messages (and the traceback of an unexpected failure).
 
 This module only maps flags to :class:`kpca.KernelPCA`; reading and writing live
 in :mod:`kpca._io`, model files in :mod:`kpca._persist`, the demo in
-:mod:`kpca._demo`.
+:mod:`kpca._demo`, figures in :mod:`kpca.plotting`, kernel selection in
+:mod:`kpca.selection`.
 """
 
 from __future__ import annotations
@@ -152,6 +157,16 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_labels(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--labels", metavar="FILE",
+                   help="a text file with one label per sample (one per line; a first line "
+                   "more than the samples is a header)")
+    g.add_argument("--label-column", metavar="NAME",
+                   help="a (numeric) column of DATA that holds the labels; it is not used as "
+                   "a feature (a column name, or a 1-based index)")
+
+
 def _add_model_options(p: argparse.ArgumentParser, *, save_required: bool) -> None:
     kernels = sorted(KERNELS)
     g = p.add_argument_group("model")
@@ -195,6 +210,14 @@ def _add_model_options(p: argparse.ArgumentParser, *, save_required: bool) -> No
     g.add_argument(
         "--no-center", dest="center", action="store_false",
         help="do not centre in feature space (uncentred kernel PCA)",
+    )
+    g.add_argument(
+        "--fit-inverse", dest="fit_inverse_transform", action="store_true",
+        help="also learn the ridge pre-image map (for 'kpca inverse --method ridge')",
+    )
+    g.add_argument(
+        "--alpha", type=float, default=None,
+        help="ridge penalty of the learned pre-image (default: 1.0, as KernelPCA)",
     )
     p.add_argument(
         "--save", metavar="MODEL", required=save_required,
@@ -241,6 +264,84 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_transform)
 
     p = sub.add_parser(
+        "inverse", parents=[common], help="map scores back to input space (pre-images)",
+        description="Pre-images of the scores in SCORES (one row per sample, one column "
+        "per component) with a saved model.",
+    )
+    p.add_argument("--model", "-m", required=True, metavar="MODEL", help="saved model file")
+    _add_data(p)
+    _add_output(p)
+    p.add_argument(
+        "--method", default="ridge", choices=["ridge", "fixed_point", "mds"],
+        help="pre-image method (default: ridge, the learned map; needs a model fitted with "
+        "--fit-inverse)",
+    )
+    p.set_defaults(func=_cmd_inverse)
+
+    p = sub.add_parser(
+        "denoise", parents=[common], help="denoise DATA: project, then take the pre-image",
+        description="Project DATA on the first components of a saved model and map the "
+        "projections back to input space.",
+    )
+    p.add_argument("--model", "-m", required=True, metavar="MODEL", help="saved model file")
+    _add_data(p)
+    _add_output(p)
+    p.add_argument("-k", "--n-components", dest="n_components", type=int, default=None,
+                   metavar="K", help="components to project on (default: all fitted)")
+    p.add_argument(
+        "--method", default="auto", choices=["auto", "fixed_point", "mds", "ridge"],
+        help="pre-image method (default: auto)",
+    )
+    p.set_defaults(func=_cmd_denoise)
+
+    p = sub.add_parser(
+        "plot", parents=[common], help="draw a figure from a saved model (PNG, SVG, PDF)",
+        description="scatter: the scores of DATA on two components, coloured by --labels; "
+        "scree: the explained variance per component; contours: contour lines of the "
+        "projection functions over the input plane (models fitted on 2-D data).",
+    )
+    p.add_argument("kind", choices=["scatter", "scree", "contours"], help="which figure")
+    p.add_argument("--model", "-m", required=True, metavar="MODEL", help="saved model file")
+    p.add_argument("-d", "--data", metavar="DATA", default=None,
+                   help="table of points to project and draw (scatter: required; contours: "
+                   "optional, drawn over the contour lines)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="CSV/TSV: the first row is (or is not) a header; default: detect")
+    p.add_argument("-o", "--output", required=True, metavar="FIGURE",
+                   help="figure file (.png, .svg or .pdf)")
+    _add_labels(p)
+    p.add_argument("--components", default="1,2", metavar="I,J",
+                   help="scatter: the two components on the axes, 1-based (default: 1,2)")
+    p.add_argument("-k", "--n-components", dest="n_components", type=int, default=8,
+                   metavar="K", help="contours: number of components drawn (default: 8)")
+    p.add_argument("--title", default=None, help="figure title")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser(
+        "select", parents=[common], help="compare kernels and parameters by cross-validation",
+        description="Score every combination of --kernels, --gammas and --degrees: with "
+        "--labels, the cross-validated accuracy of a logistic regression on the kernel PCA "
+        "features; without, the held-out reconstruction error of pre-images. Prints (or "
+        "writes) a Markdown table, best first.",
+    )
+    _add_data(p)
+    _add_labels(p)
+    p.add_argument("--kernels", default="linear,rbf,poly,cosine", metavar="LIST",
+                   help="comma-separated kernel names (default: linear,rbf,poly,cosine)")
+    p.add_argument("--gammas", default="median,scale", metavar="LIST",
+                   help="comma-separated gamma values for kernels that have one: numbers, "
+                   "'median', 'scale' (default: median,scale)")
+    p.add_argument("--degrees", default="2,3", metavar="LIST",
+                   help="comma-separated degrees of the poly kernel (default: 2,3)")
+    p.add_argument("-k", "--n-components", dest="n_components", type=int, default=2,
+                   metavar="K", help="components kept by every candidate (default: 2)")
+    p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the table here (.md) instead of standard output")
+    p.set_defaults(func=_cmd_select)
+
+    p = sub.add_parser(
         "info", parents=[common], help="describe a saved model",
         description="Print the kernel, parameters, eigenvalues and explained variance of a "
         "saved model.",
@@ -250,13 +351,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_info)
 
     p = sub.add_parser(
-        "demo", parents=[common], help="concentric circles: linear PCA vs RBF kernel PCA",
-        description="Fit linear PCA and RBF kernel PCA (gamma=10) to two concentric circles, "
-        "measure how linearly separable the classes are, and write the embeddings and a "
-        "report.",
+        "demo", parents=[common], help="the classic kernel PCA examples, with figures",
+        description="Run the examples of the seed material — circles and moons with four "
+        "kernels, Schölkopf's toy contours, reconstruction, the digits error table, "
+        "denoising, stylometry, dual PCA — and write their figures (PNG), tables and a "
+        "report (report.md) into a folder. About a minute; --full adds the complete digits "
+        "table.",
     )
     p.add_argument("--out", default="kpca-demo", metavar="DIR",
                    help="output directory (created if needed; default: ./kpca-demo)")
+    p.add_argument("--full", action="store_true",
+                   help="the full digits table (16-120 components x degrees 1-7; slower)")
+    p.add_argument("--only", default=None, metavar="LIST",
+                   help="comma-separated sections to run (default: all): "
+                   "circles_moons, toy_contours, reconstruction, digits, denoising, "
+                   "stylometry, dual_pca")
     p.set_defaults(func=_cmd_demo)
     return parser
 
@@ -271,7 +380,10 @@ def _make_estimator(args: argparse.Namespace) -> KernelPCA:
         memory_limit=args.memory_limit,
         precision=args.precision,
         n_jobs=args.n_jobs,
+        fit_inverse_transform=args.fit_inverse_transform,
     )
+    if args.alpha is not None:
+        params["alpha"] = args.alpha
     if args.kernel is not None:
         params["kernel"] = args.kernel
     kernel = params.get("kernel", KernelPCA().kernel)
@@ -333,6 +445,195 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_labels(path: str, n: int) -> np.ndarray:
+    """Labels from a text file: one per line; an extra first line is a header."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = [ln.strip() for ln in fh if ln.strip()]
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file.") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason}).") from None
+    if len(lines) == n + 1:
+        lines = lines[1:]
+    if len(lines) != n:
+        raise ValueError(f"{path}: has {len(lines)} labels but the data have {n} rows.")
+    return np.array(lines, dtype=object)
+
+
+def _data_and_labels(args: argparse.Namespace, path: str) -> tuple[np.ndarray, Any]:
+    """Read DATA; split off the label column or read the label file if asked."""
+    X, columns = read_table(path, header=args.header)
+    labels = None
+    col = getattr(args, "label_column", None)
+    if col is not None:
+        if columns is not None and col in columns:
+            j = columns.index(col)
+        else:
+            try:
+                j = int(col) - 1
+            except ValueError:
+                raise ValueError(
+                    f"{path}: no column named {col!r} (columns: {columns})."
+                ) from None
+            if not 0 <= j < X.shape[1]:
+                raise ValueError(f"{path}: column index {col} is out of range (1..{X.shape[1]}).")
+        labels = X[:, j]
+        labels = labels.astype(int) if np.all(labels == np.round(labels)) else labels
+        X = np.delete(X, j, axis=1)
+        if X.shape[1] == 0:
+            raise ValueError(f"{path}: no feature column left besides the labels.")
+    elif getattr(args, "labels", None):
+        labels = _read_labels(args.labels, X.shape[0])
+    return X, labels
+
+
+def _cmd_inverse(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
+    est = load_model(args.model)
+    Y, _ = read_table(args.data, header=args.header)
+    if args.method == "ridge" and not getattr(est, "fit_inverse_transform", False):
+        raise ValueError(
+            f"{args.model}: the model has no learned pre-image map; refit it with "
+            "--fit-inverse, or use --method fixed_point / mds."
+        )
+    kw = {} if args.method == "ridge" else {"method": args.method}
+    Z = np.asarray(est.inverse_transform(Y, **kw))
+    _write_inputs(est, Z, args.output)
+    return EXIT_OK
+
+
+def _write_inputs(est: Any, Z: np.ndarray, output: str | None) -> None:
+    names = getattr(est, "feature_names_in_", None)
+    columns = [str(c) for c in names] if names is not None else [
+        f"x{j}" for j in range(Z.shape[1])]
+    if output is None:
+        write_delimited(sys.stdout, Z, columns)
+        sys.stdout.flush()
+    else:
+        write_table(output, Z, columns)
+
+
+def _cmd_denoise(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output_path(args.output)
+    est = load_model(args.model)
+    X, _ = read_table(args.data, header=args.header)
+    if callable(getattr(est, "denoise", None)):
+        Z = est.denoise(X, n_components=args.n_components, method=args.method)
+    else:  # a kpca without KernelPCA.denoise: projection + learned pre-image
+        if not getattr(est, "fit_inverse_transform", False):
+            raise ValueError(f"{args.model}: refit the model with --fit-inverse to denoise.")
+        Z = est.inverse_transform(est.transform(X))
+    _write_inputs(est, np.asarray(Z), args.output)
+    return EXIT_OK
+
+
+def _use_agg() -> None:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(
+            "figures need matplotlib, which is not installed: pip install 'kpca[plot]'"
+        ) from None
+    matplotlib.use("Agg")  # the CLI only writes files
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    _use_agg()
+    from . import plotting
+
+    path = Path(args.output)
+    if path.suffix.lower() not in plotting.SAVE_FORMATS:
+        raise ValueError(
+            f"{path}: unknown figure format; use one of {', '.join(plotting.SAVE_FORMATS)}."
+        )
+    check_output_path(path, table=False)
+    est = load_model(args.model)
+    X = labels = None
+    if args.data is not None:
+        X, labels = _data_and_labels(args, args.data)
+    elif args.labels or args.label_column:
+        raise ValueError("--labels / --label-column need --data.")
+    import matplotlib.pyplot as plt
+
+    if args.kind == "scatter":
+        if X is None:
+            raise ValueError("'kpca plot scatter' needs --data (the points to project).")
+        try:
+            i, j = (int(c) - 1 for c in args.components.split(","))
+        except ValueError:
+            raise ValueError(f"--components: expected two numbers like 1,2; got "
+                             f"{args.components!r}.") from None
+        k = len(est.eigenvalues_)
+        if not (0 <= i < k and 0 <= j < k):
+            raise ValueError(f"--components: the model has {k} components; got "
+                             f"{args.components}.")
+        fig, _ = plotting.plot_embedding(est.transform(X), labels, components=(i, j),
+                                         title=args.title, path=path)
+    elif args.kind == "scree":
+        fig, _ = plotting.plot_scree(est, title=args.title, path=path)
+    else:
+        fig, _ = plotting.plot_contours(est, X, labels, n_components=args.n_components,
+                                        title=args.title, path=path)
+    plt.close(fig)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _split_list(text: str, convert: Callable[[str], Any], flag: str) -> list[Any]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError(f"{flag}: empty list.")
+    try:
+        return [convert(t) for t in items]
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+
+
+def _cmd_select(args: argparse.Namespace) -> int:
+    from .selection import select_kernel
+
+    if args.output:
+        check_output_path(args.output, table=False)
+    X, labels = _data_and_labels(args, args.data)
+    kernels = _split_list(args.kernels, str, "--kernels")
+    unknown = [k for k in kernels if k not in KERNELS or k in ("precomputed", "spectrum")]
+    if unknown:
+        raise ValueError(f"--kernels: unknown or unusable kernel(s) {unknown} for a table of "
+                         "numbers.")
+    gammas = _split_list(args.gammas, _gamma, "--gammas")
+    degrees = _split_list(args.degrees, int, "--degrees")
+    candidates: list[dict[str, Any]] = []
+    for name in kernels:
+        accepted = set(inspect.signature(KERNELS[name].__init__).parameters) - {"self"}
+        grid: dict[str, list[Any]] = {"kernel": [name]}
+        if "gamma" in accepted:
+            grid["gamma"] = [g for g in gammas if not (g == "median" and name in (
+                "poly", "polynomial", "sigmoid"))] or ["scale"]
+        if "degree" in accepted:
+            grid["degree"] = degrees
+        candidates.append(grid)
+    logger.info("select: %d samples, %s", X.shape[0],
+                "supervised" if labels is not None else "unsupervised")
+    result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
+                           cv=args.cv, random_state=args.seed)
+    what = ("cross-validated accuracy of a logistic regression on the kernel PCA features"
+            if labels is not None else "held-out reconstruction error (MSE) of pre-images")
+    text = (f"# kpca select: {args.data}\n\nCriterion: {what}, {args.cv} folds, "
+            f"{args.n_components} components.\n\n{result.table()}\nBest: "
+            + ", ".join(f"{k}={v!r}" for k, v in result.best_params.items()) + "\n")
+    if args.output:
+        from ._io import atomic_write
+
+        with atomic_write(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _fmt(values: Any) -> str:
     arr = np.atleast_1d(np.asarray(values, dtype=float))
     return np.array2string(arr, precision=6, separator=", ", max_line_width=88,
@@ -349,10 +650,9 @@ def _cmd_info(args: argparse.Namespace) -> int:
         kp = ", ".join(f"{k}={v!r}" for k, v in info["kernel"]["params"].items())
         lines.append(f"kernel:       {info['kernel']['name']}({kp})")
     if "n_samples_fit" in info:
-        lines.append(
-            f"fitted on:    {info['n_samples_fit']} samples x {info.get('n_features_in')} "
-            "features"
-        )
+        d = info.get("n_features_in")
+        what = f"x {d} features" if d is not None else "(non-vector objects, e.g. strings)"
+        lines.append(f"fitted on:    {info['n_samples_fit']} samples {what}")
     if "eigen_solver" in info:
         lines.append(f"solver:       {info['eigen_solver']}")
     if "n_components" in info:
@@ -368,23 +668,44 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from ._demo import run_demo
+    from ._demo import SECTIONS, run_demo
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: exists and is not a directory.")
-    result = run_demo(out)
-    lin, rbf = result.scores["linear"], result.scores["rbf"]
-    print(
-        "Concentric circles, logistic-regression accuracy on the first 2 components:\n"
-        f"  {rbf.label}: {rbf.accuracy:.3f}  (component 1 alone: {rbf.accuracy_c1:.3f})\n"
-        f"  {lin.label}: {lin.accuracy:.3f}  (component 1 alone: {lin.accuracy_c1:.3f})\n"
-        f"RBF kernel PCA {'separates' if rbf.accuracy >= 0.99 else 'does not separate'} "
-        f"the circles; linear PCA {'does' if lin.accuracy >= 0.9 else 'does not'}.\n"
-        "Wrote:"
-    )
-    for path in result.files.values():
-        print(f"  {path}")
+    sections = None
+    if args.only:
+        sections = _split_list(args.only, str, "--only")
+        unknown = [k for k in sections if k not in SECTIONS]
+        if unknown:
+            raise ValueError(f"--only: unknown section(s) {unknown}; choose from "
+                             f"{', '.join(SECTIONS)}.")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    except ImportError:
+        logger.warning("matplotlib is not installed: the demo writes no figures "
+                       "(pip install 'kpca[plot]')")
+
+    def progress(key: str, seconds: float) -> None:
+        sys.stderr.write(f"{PROG}: demo: {key} done ({seconds:.1f} s)\n")
+        sys.stderr.flush()
+
+    result = run_demo(out, full=args.full, sections=sections, progress=progress)
+    lines = []
+    if "linear" in result.scores and "rbf" in result.scores:
+        lin, rbf = result.scores["linear"], result.scores["rbf"]
+        lines.append(
+            "Concentric circles, logistic-regression accuracy on the first 2 components:\n"
+            f"  {rbf.label}: {rbf.accuracy:.3f}  (component 1 alone: {rbf.accuracy_c1:.3f})\n"
+            f"  {lin.label}: {lin.accuracy:.3f}  (component 1 alone: {lin.accuracy_c1:.3f})\n"
+            f"RBF kernel PCA {'separates' if rbf.accuracy >= 0.99 else 'does not separate'} "
+            f"the circles; linear PCA {'does' if lin.accuracy >= 0.9 else 'does not'}."
+        )
+    lines.append(f"Report: {result.files['report']}\nWrote:")
+    lines += [f"  {p}" for p in dict.fromkeys(result.files.values())]
+    print("\n".join(lines))
     return EXIT_OK
 
 

@@ -18,6 +18,9 @@ from ._standard import (
     Sigmoid,
     make_kernel,
 )
+from ._string import Spectrum, as_strings, pgram_counts
+
+KERNELS["spectrum"] = Spectrum
 
 __all__ = [
     "GAMMA_HEURISTICS",
@@ -32,9 +35,12 @@ __all__ = [
     "Polynomial",
     "Precomputed",
     "Sigmoid",
+    "Spectrum",
+    "as_strings",
     "check_gamma",
     "dot_block",
     "make_kernel",
+    "pgram_counts",
     "resolve_gamma",
     "sq_euclidean_block",
 ]

@@ -7,6 +7,20 @@ With ``r = K 1 / n`` (row means of the training Gram matrix) and ``g = mean(r)``
   ``phi`` is subtracted, so ``transform`` of one row equals the same row of a batch.
 
 Only ``r`` and ``g`` are stored; ``K~`` is never copied.
+
+Generalisation (robust KPCA, SPEC section 5). The centre may be any weighted mean
+``theta = sum_i g_i phi(x_i)`` (``sum g = 1``; ``weights=None`` is ``g = 1/n``), and
+the training rows may be rescaled by ``s`` (``scale``). With ``m = K g`` (stored
+as ``row_means``) and ``c = g^T K g`` (stored as ``grand_mean``):
+
+* training operator: ``K* = S (K - 1 m^T - m 1^T + c 1 1^T) S``, ``S = diag(s)``;
+  ``K*_ij = <s_i (phi_i - theta), s_j (phi_j - theta)>``;
+* new rows (not rescaled themselves; the columns are the rescaled training rows):
+  ``K~_t = (K_t - 1 m^T - (K_t g) 1^T + c) S``, since
+  ``<phi(t) - theta, phi(x_j) - theta> = K_t[t, j] - (K_t g)_t - m_j + c``;
+* ``||phi(t) - theta||^2 = k(t, t) - 2 K_t g + c``.
+
+With ``g = 1/n`` and ``s = 1`` these are exactly the formulas above.
 """
 
 from __future__ import annotations
@@ -26,30 +40,50 @@ class Centering:
     Attributes
     ----------
     row_means : ndarray of shape (n,)
-        ``r = K 1 / n`` of the training Gram matrix (float64).
+        ``r = K 1 / n`` of the training Gram matrix (float64); with ``weights``,
+        the weighted row means ``m = K g`` (``m_i = <phi(x_i), theta>``).
     grand_mean : float
-        ``g = 1^T K 1 / n^2``.
+        ``g = 1^T K 1 / n^2``; with ``weights``, ``g^T K g = ||theta||^2``.
     enabled : bool
-        False for uncentred KPCA: every method below is then the identity.
+        False for uncentred KPCA: no centre is subtracted (``theta = 0``); every
+        method below is then the identity, up to ``scale``.
+    weights : ndarray of shape (n,) or None, default=None
+        Expansion ``g`` of the centre ``theta = sum_i g_i phi(x_i)`` (sums to 1).
+        ``None``: the training mean, ``g = 1/n``.
+    scale : ndarray of shape (n,) or None, default=None
+        Per-training-row factors ``s`` of the operator ``S K~ S`` (robust KPCA:
+        ``1 / ||phi(x_i) - theta||`` for spherical KPCA, the weights ``w_i`` for
+        weighted KPCA). ``None``: no rescaling.
     """
 
     row_means: np.ndarray
     grand_mean: float
     enabled: bool = True
+    weights: np.ndarray | None = None
+    scale: np.ndarray | None = None
 
     @classmethod
     def none(cls, n: int) -> Centering:
         """The identity centring (``center=False``)."""
         return cls(np.zeros(n), 0.0, enabled=False)
 
+    def centre_products(self, Kt: np.ndarray) -> np.ndarray:
+        """``<phi(t), theta> = K_t g`` for each row, shape (m,), float64."""
+        if self.weights is None:
+            return Kt.mean(axis=1, dtype=np.float64)
+        return np.asarray(Kt @ self.weights.astype(Kt.dtype), dtype=np.float64)
+
     def center_block(self, Kt: np.ndarray) -> np.ndarray:
-        """``K~_t`` of shape (m, n) from ``K_t`` (a new array)."""
-        if not self.enabled:
-            return Kt.copy()
+        """``K~_t`` of shape (m, n) from ``K_t`` (a new array), columns scaled by ``s``."""
         dt = Kt.dtype
-        Kc = Kt - self.row_means.astype(dt)[None, :]
-        Kc -= Kt.mean(axis=1, dtype=np.float64).astype(dt)[:, None]
-        Kc += dt.type(self.grand_mean)
+        if not self.enabled:
+            Kc = Kt.copy()
+        else:
+            Kc = Kt - self.row_means.astype(dt)[None, :]
+            Kc -= self.centre_products(Kt).astype(dt)[:, None]
+            Kc += dt.type(self.grand_mean)
+        if self.scale is not None:
+            Kc *= self.scale.astype(dt)[None, :]
         return Kc
 
     def project(self, Kt: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -64,22 +98,42 @@ class Centering:
         -------
         ndarray of shape (m, k)
         """
+        if self.scale is not None:
+            A = A * self.scale.astype(A.dtype)[:, None]  # S A: a small (n, k) copy
         out = Kt @ A
         if not self.enabled:
             return out
         dt = out.dtype
         colsum = A.sum(axis=0, dtype=np.float64)  # 1^T A
         out -= (self.row_means @ A).astype(dt)[None, :]
-        t = Kt.mean(axis=1, dtype=np.float64) - self.grand_mean
+        t = self.centre_products(Kt) - self.grand_mean
         out -= np.outer(t, colsum).astype(dt)
         return out
 
     def center_diag(self, diag_t: np.ndarray, Kt: np.ndarray) -> np.ndarray:
-        """``||phi~(t)||^2 = k(t, t) - 2 K_t 1 / n + g`` for each row, shape (m,)."""
+        """``||phi(t) - theta||^2 = k(t, t) - 2 K_t g + ||theta||^2`` per row, shape (m,).
+
+        Not rescaled by ``scale`` (new rows are never rescaled by this object).
+        """
         d = np.asarray(diag_t, dtype=np.float64)
         if not self.enabled:
             return d
-        return d - 2.0 * Kt.mean(axis=1, dtype=np.float64) + self.grand_mean
+        return d - 2.0 * self.centre_products(Kt) + self.grand_mean
+
+    def expansion(self, Y: np.ndarray, A: np.ndarray) -> np.ndarray:
+        """Coefficients ``C`` (m, n) with ``theta + sum_l Y[:, l] f_l = sum_i C[:, i] phi(x_i)``.
+
+        ``f_l = sum_i A[i, l] s_i (phi(x_i) - theta)`` are the feature-space
+        directions (``A`` the dual coefficients); used by pre-image methods.
+        """
+        SA = A if self.scale is None else A * self.scale[:, None]
+        C = np.asarray(Y, dtype=np.float64) @ np.asarray(SA, dtype=np.float64).T
+        if not self.enabled:
+            return C
+        n = C.shape[1]
+        g = np.full(n, 1.0 / n) if self.weights is None else self.weights
+        C += np.outer(1.0 - C.sum(axis=1), g)
+        return C
 
 
 class CenteredOperator(KernelOperator):
@@ -93,20 +147,31 @@ class CenteredOperator(KernelOperator):
 
     def matmat(self, V):
         V = np.asarray(V)
+        s = self.centering.scale
+        if s is not None:
+            V = V * s.astype(V.dtype).reshape((-1,) + (1,) * (V.ndim - 1))
         out = self.base.matmat(V)
-        r = self.centering.row_means
-        g = self.centering.grand_mean
-        colsum = V.sum(axis=0, dtype=np.float64)  # 1^T V
-        rV = r @ V  # r^T V
-        dt = out.dtype
-        out -= rV.astype(dt)[None, :]
-        out -= np.outer(r, colsum).astype(dt)
-        out += (g * colsum).astype(dt)[None, :]
+        if self.centering.enabled:
+            r = self.centering.row_means
+            g = self.centering.grand_mean
+            colsum = V.sum(axis=0, dtype=np.float64)  # 1^T V
+            rV = r @ V  # r^T V
+            dt = out.dtype
+            out -= rV.astype(dt)[None, :]
+            out -= np.outer(r, colsum).astype(dt)
+            out += (g * colsum).astype(dt)[None, :]
+        if s is not None:
+            out *= s.astype(out.dtype).reshape((-1,) + (1,) * (out.ndim - 1))
         return out
 
     def diag(self):
-        r = self.centering.row_means
-        return (self.base.diag() - 2.0 * r + self.centering.grand_mean).astype(self.dtype)
+        c = self.centering
+        d = np.asarray(self.base.diag(), dtype=np.float64)
+        if c.enabled:
+            d = d - 2.0 * c.row_means + c.grand_mean
+        if c.scale is not None:
+            d = d * c.scale**2
+        return d.astype(self.dtype)
 
     def row_means(self):
         return np.zeros(self.n)
@@ -122,13 +187,20 @@ class CenteredOperator(KernelOperator):
 
 
 def _center_inplace(A: np.ndarray, c: Centering) -> None:
-    r = c.row_means.astype(A.dtype)
-    A -= r[None, :]
-    A -= r[:, None]
-    A += A.dtype.type(c.grand_mean)
+    if c.enabled:
+        r = c.row_means.astype(A.dtype)
+        A -= r[None, :]
+        A -= r[:, None]
+        A += A.dtype.type(c.grand_mean)
+    if c.scale is not None:
+        s = c.scale.astype(A.dtype)
+        A *= s[None, :]
+        A *= s[:, None]
 
 
-def center(op: KernelOperator, *, inplace: bool = False) -> tuple[KernelOperator, Centering]:
+def center(
+    op: KernelOperator, *, inplace: bool = False, centering: Centering | None = None
+) -> tuple[KernelOperator, Centering]:
     """Centre an operator in feature space.
 
     Parameters
@@ -140,6 +212,9 @@ def center(op: KernelOperator, *, inplace: bool = False) -> tuple[KernelOperator
         means from the stored matrix itself (O(n^2) once, no copy); a backend with a
         ``center_inplace`` method (the tiled one) centres its tiles. Otherwise, and
         for every other backend, ``op`` is wrapped in a :class:`CenteredOperator`.
+    centering : Centering, default=None
+        Apply this centring (e.g. a weighted centre and row scaling, robust KPCA)
+        instead of computing the one of the training mean from ``op``.
 
     Returns
     -------
@@ -148,8 +223,11 @@ def center(op: KernelOperator, *, inplace: bool = False) -> tuple[KernelOperator
     centering : Centering
         Statistics needed to centre new rows.
     """
-    r = op.row_means()
-    c = Centering(r, float(r.mean()))
+    if centering is None:
+        r = op.row_means()
+        c = Centering(r, float(r.mean()))
+    else:
+        c = centering
     if inplace and isinstance(op, DenseOperator) and op.owned:
         _center_inplace(op.A, c)
         return DenseOperator(op.A, owned=True), c

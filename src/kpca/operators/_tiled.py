@@ -132,6 +132,8 @@ class TiledKernelOperator(KernelOperator):
         c = self.centering
         if c is None:
             return P, KP.copy()
+        if c.scale is not None or not c.enabled:
+            return None  # K* P = S K~ S P is not a function of K P
         colsum = P.sum(axis=0)
         return P, KP - (c.row_means @ P)[None, :] - np.outer(c.row_means, colsum) + (
             c.grand_mean * colsum
@@ -159,10 +161,17 @@ class TiledKernelOperator(KernelOperator):
     def _center_tile(self, t: int, T: np.ndarray) -> None:
         c = self.centering
         i, j = self.tiles[t]
-        r = c.row_means.astype(self.dtype)
-        T -= r[self.bounds[i] : self.bounds[i + 1], None]
-        T -= r[None, self.bounds[j] : self.bounds[j + 1]]
-        T += self.dtype.type(c.grand_mean)
+        rows = slice(self.bounds[i], self.bounds[i + 1])
+        cols = slice(self.bounds[j], self.bounds[j + 1])
+        if c.enabled:
+            r = c.row_means.astype(self.dtype)
+            T -= r[rows, None]
+            T -= r[None, cols]
+            T += self.dtype.type(c.grand_mean)
+        if c.scale is not None:  # robust KPCA: S K~ S
+            s = c.scale.astype(self.dtype)
+            T *= s[rows, None]
+            T *= s[None, cols]
 
     def _tile(self, t: int, build: bool = False) -> np.ndarray:
         T = self._store.get(t)
@@ -229,7 +238,10 @@ class TiledKernelOperator(KernelOperator):
         d = np.asarray(self.kernel.diag(self.X), dtype=np.float64)
         if self.centering is not None:
             c = self.centering
-            d = d - 2.0 * c.row_means + c.grand_mean
+            if c.enabled:
+                d = d - 2.0 * c.row_means + c.grand_mean
+            if c.scale is not None:
+                d = d * c.scale**2
         return d.astype(self.dtype)
 
     def center_inplace(self, centering: Centering) -> None:

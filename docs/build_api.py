@@ -1,0 +1,128 @@
+"""Generate the API reference (docs/api/*.md) from the docstrings.
+
+Standard library only (inspect): one Markdown page per public module, with the
+signature and docstring of every public class, method and function. Run from
+the repository root after changing a docstring::
+
+    python docs/build_api.py
+
+The output is committed, so the reference can be read on the web without
+building anything.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+#: modules documented, in the order of the index
+MODULES = [
+    ("kpca", "KernelPCA, the estimator"),
+    ("kpca.kernels", "kernels"),
+    ("kpca.text", "text and stylometry"),
+    ("kpca.selection", "choosing the kernel and its parameters"),
+    ("kpca.plotting", "plots"),
+    ("kpca.datasets", "example data sets"),
+    ("kpca.preimage", "pre-images"),
+    ("kpca.robust", "robust kernel PCA"),
+    ("kpca.approx", "approximations for large n"),
+    ("kpca.operators", "kernel operators"),
+    ("kpca.solvers", "eigensolvers"),
+]
+
+OUT = Path(__file__).resolve().parent / "api"
+
+
+def _signature(obj: object) -> str:
+    try:
+        return str(inspect.signature(obj))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _doc(obj: object) -> str:
+    doc = inspect.getdoc(obj) or "*(no docstring)*"
+    # numpy-style section underlines render as horizontal rules in Markdown: make
+    # the section names bold instead
+    lines = doc.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and set(nxt.strip()) == {"-"} and len(nxt.strip()) >= 3:
+            out.append(f"**{line.strip()}**")
+            continue
+        if set(line.strip()) == {"-"} and len(line.strip()) >= 3 and i > 0:
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _public_names(module: Any) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if names is None:  # only what the module itself defines, not what it imports
+        modname = module.__name__
+        names = [
+            n for n, obj in vars(module).items()
+            if not n.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
+            and (getattr(obj, "__module__", "") or "").startswith(modname)
+        ]
+    return [n for n in names if not n.startswith("_")]
+
+
+def _fence(text: str) -> str:
+    return f"```python\n{text}\n```"
+
+
+def document_class(name: str, cls: type) -> str:
+    parts = [f"### class `{name}`", _fence(f"{name}{_signature(cls)}"), _doc(cls)]
+    for attr, member in sorted(vars(cls).items()):
+        if attr.startswith("_") or not (inspect.isfunction(member) or
+                                        isinstance(member, (classmethod, staticmethod))):
+            continue
+        func = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+        parts += [f"#### `{name}.{attr}`", _fence(f"{attr}{_signature(func)}"), _doc(func)]
+    return "\n\n".join(parts)
+
+
+def document_module(modname: str, title: str) -> str | None:
+    try:
+        module = importlib.import_module(modname)
+    except ImportError as exc:
+        print(f"skipping {modname}: {exc}", file=sys.stderr)
+        return None
+    parts = [f"# `{modname}` — {title}", inspect.getdoc(module) or ""]
+    for name in _public_names(module):
+        obj = getattr(module, name, None)
+        if obj is None or inspect.ismodule(obj):
+            continue
+        if inspect.isclass(obj):
+            parts.append(document_class(name, obj))
+        elif inspect.isfunction(obj):
+            parts += [f"### `{name}`", _fence(f"{name}{_signature(obj)}"), _doc(obj)]
+        elif not callable(obj) and name.isupper() or name in ("KERNELS", "GAMMA_HEURISTICS"):
+            parts += [f"### `{name}`", _fence(f"{name} = {obj!r:.300}")]
+    return "\n\n".join(parts) + "\n"
+
+
+def main() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    OUT.mkdir(exist_ok=True)
+    index = ["# API reference", "",
+             "Generated from the docstrings by `python docs/build_api.py`.", ""]
+    for modname, title in MODULES:
+        text = document_module(modname, title)
+        if text is None:
+            continue
+        page = f"{modname}.md"
+        (OUT / page).write_text(text, encoding="utf-8")
+        index.append(f"- [`{modname}`]({page}) — {title}")
+    (OUT / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Approximate kernel PCA for large ``n`` (SPEC section 7): Nyström and random
+Fourier features, both PCA on an explicit feature map streamed over row blocks."""
+
+from ._base import FeatureKernelPCA
+from ._feature_pca import FeaturePCA, FeatureStats, accumulate, solve
+from ._nystrom import LANDMARKS, NystromKernelPCA, NystromMap
+from ._random_features import FourierMap, RandomFeatureKernelPCA
+
+__all__ = [
+    "LANDMARKS",
+    "FeatureKernelPCA",
+    "FeaturePCA",
+    "FeatureStats",
+    "FourierMap",
+    "NystromKernelPCA",
+    "NystromMap",
+    "RandomFeatureKernelPCA",
+    "accumulate",
+    "solve",
+]

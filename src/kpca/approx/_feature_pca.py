@@ -1,0 +1,208 @@
+"""The streamed engine shared by the approximate estimators (SPEC section 7).
+
+Both Nyström and random-feature kernel PCA are ordinary PCA on an explicit,
+finite feature map ``phi(x) = f(x) @ W``:
+
+* ``f`` -- the *raw* features of a block of rows (``k(x, Z)`` against the
+  landmarks for Nyström, ``sqrt(2/D) cos(x W_rff + b)`` for random features);
+* ``W`` -- a fixed ``p x q`` linear map applied afterwards (``K_mm^{-1/2}`` for
+  Nyström, the identity for random features).
+
+One pass over row blocks accumulates, in float64, the count ``n``, the sum of
+``f - s`` and the scatter ``sum (f - s)(f - s)^T`` where ``s`` is a fixed shift
+(the mean raw feature of a small sample: it removes most of the cancellation in
+``E[ff^T] - E[f]E[f]^T``, which matters for float32 blocks and for kernels whose
+values are far from zero). Then
+
+    mean   mu_f = s + sum(f - s) / n
+    C_f    = scatter / n - (mu_f - s)(mu_f - s)^T          (centred covariance of f)
+    C      = W^T C_f W                                     (covariance of phi)
+    C U = U diag(lambda)                                   (eigh, q x q)
+
+so that, with ``Phi~`` the centred ``n x q`` feature matrix of the training
+rows and ``K^ = Phi~ Phi~^T`` the centred approximate kernel matrix, the
+non-zero eigenvalues of ``K^`` are ``mu_l = n lambda_l`` (the scale of exact
+KPCA's ``eigenvalues_``). New rows are centred with the TRAINING mean:
+``y(t) = (phi(t) - mean phi) U = f(t) P - mu_f P`` with ``P = W U`` (``p x k``),
+so transforming costs one raw-feature block and a ``p x k`` product per row.
+
+Blocks can be numpy slices (in-process streaming, bounded memory) or the
+chunks of a ``dask.array`` (each chunk's statistics computed on a worker,
+summed by a tree reduction; see :mod:`kpca.distributed`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+logger = logging.getLogger("kpca")
+
+#: bytes of raw features one streamed block may hold
+BLOCK_BYTES = 64 * 2**20
+
+
+@dataclass
+class FeatureStats:
+    """Additive sufficient statistics of a block of raw features (float64).
+
+    Attributes
+    ----------
+    n : int
+        Number of rows.
+    total : ndarray of shape (p,)
+        ``sum_i (f_i - s)``.
+    scatter : ndarray of shape (p, p)
+        ``sum_i (f_i - s)(f_i - s)^T``.
+    """
+
+    n: int
+    total: np.ndarray
+    scatter: np.ndarray
+
+    def __add__(self, other: FeatureStats) -> FeatureStats:
+        return FeatureStats(self.n + other.n, self.total + other.total,
+                            self.scatter + other.scatter)
+
+    @classmethod
+    def of_block(cls, F: np.ndarray, shift: np.ndarray) -> FeatureStats:
+        """Statistics of one block ``F`` of shape (b, p) about the shift ``s`` (p,).
+
+        The scatter is one symmetric rank-b update (``A.T @ A`` is a BLAS syrk) in
+        the block's dtype, added to the float64 accumulators.
+        """
+        A = F - shift.astype(F.dtype)
+        S = A.T @ A
+        return cls(F.shape[0], A.sum(axis=0, dtype=np.float64), S.astype(np.float64))
+
+    @classmethod
+    def zeros(cls, p: int) -> FeatureStats:
+        return cls(0, np.zeros(p), np.zeros((p, p)))
+
+
+def block_rows(p: int, itemsize: int, block_size: int | None = None,
+               budget: int = BLOCK_BYTES) -> int:
+    """Rows per streamed block: ``block_size`` if given, else what fits ``budget``
+    (raw features plus one temporary of the same size)."""
+    if block_size is not None:
+        return int(block_size)
+    return max(64, budget // max(1, 2 * p * itemsize))
+
+
+def accumulate(
+    raw: Callable[[np.ndarray], np.ndarray],
+    X,
+    shift: np.ndarray,
+    rows: int,
+) -> FeatureStats:
+    """Stream ``X`` in blocks of ``rows`` rows and sum their statistics.
+
+    Parameters
+    ----------
+    raw : callable
+        ``raw(X_block) -> F_block`` of shape (b, p).
+    X : ndarray or sparse matrix of shape (n, d)
+    shift : ndarray of shape (p,)
+    rows : int
+
+    Returns
+    -------
+    FeatureStats
+    """
+    stats = FeatureStats.zeros(shift.shape[0])
+    for start in range(0, X.shape[0], rows):
+        stats = stats + FeatureStats.of_block(raw(X[start : start + rows]), shift)
+    return stats
+
+
+@dataclass(frozen=True)
+class FeaturePCA:
+    """Result of the eigendecomposition of the centred feature covariance.
+
+    Attributes
+    ----------
+    n : int
+        Training rows.
+    mean : ndarray of shape (p,)
+        Training mean of the raw features (float64).
+    covariance_eigenvalues : ndarray of shape (q,)
+        Eigenvalues ``lambda`` of ``C = W^T C_f W`` (all, or the top ``k``),
+        descending, clipped at 0.
+    components : ndarray of shape (q, q) or (q, k)
+        Matching unit eigenvectors ``U`` (columns), sign-fixed.
+    trace : float
+        ``trace(C)``: the total variance of ``phi``.
+    """
+
+    n: int
+    mean: np.ndarray
+    covariance_eigenvalues: np.ndarray
+    components: np.ndarray
+    trace: float
+
+
+def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
+          k: int | None = None) -> FeaturePCA:
+    """Centred covariance of ``phi = f W`` from the statistics, then ``eigh``.
+
+    Parameters
+    ----------
+    stats : FeatureStats
+    shift : ndarray of shape (p,)
+    W : ndarray of shape (p, q) or None (identity)
+    k : int or None
+        Only the top ``k`` eigenpairs are computed (LAPACK ``syevx`` subset;
+        ``syevr`` is slow on the clustered zero eigenvalues of a rank-deficient
+        covariance);
+        ``None`` computes all ``q``.
+    """
+    from ..solvers import EigenResult, finalize
+
+    n = stats.n
+    d = stats.total / n
+    mean = shift + d
+    Cf = stats.scatter / n - np.outer(d, d)
+    Cf = 0.5 * (Cf + Cf.T)
+    C = Cf if W is None else W.T @ Cf @ W
+    C = 0.5 * (C + C.T)
+    q = C.shape[0]
+    if k is None or k >= q:
+        lam, U = np.linalg.eigh(C)
+    else:
+        lam, U = scipy.linalg.eigh(C, subset_by_index=[q - k, q - 1], driver="evx")
+    # C is PSD by construction: negative eigenvalues are round-off (float32 blocks
+    # whitened by K_mm^{-1/2}); then the shared post-processing (descending order,
+    # deterministic signs, tiny -> 0)
+    lam = np.maximum(lam, 0.0)
+    res = finalize(EigenResult(lam[::-1].copy(), U[:, ::-1].copy(), solver="eigh"))
+    trace = float(max(np.trace(C), 0.0))
+    return FeaturePCA(n, mean, np.maximum(res.values, 0.0), res.vectors, trace)
+
+
+def n_keep(n_components, lam: np.ndarray, trace: float, n: int) -> int:
+    """Number of components kept: int (clipped), fraction of variance, or None.
+
+    ``None`` keeps every component with a non-zero eigenvalue; an int is clipped to
+    the number of features and of samples; a float in (0, 1) keeps the fewest
+    components whose variance sums to at least that fraction of ``trace``.
+    """
+    q = lam.shape[0]
+    positive = int(np.sum(lam > 0))
+    if n_components is None:
+        return max(1, positive)
+    if isinstance(n_components, (int, np.integer)):
+        return max(1, min(int(n_components), q, n))
+    if trace <= 0 or positive == 0:
+        return 1
+    cum = np.cumsum(lam) / trace
+    return int(min(np.searchsorted(cum, float(n_components) - 1e-12) + 1, max(1, positive)))
+
+
+def iter_dask_blocks(X) -> Iterable:
+    """Delayed row blocks of a 2-D dask array (one column chunk)."""
+    X = X.rechunk({1: -1})
+    return X.to_delayed().ravel()

@@ -1,0 +1,264 @@
+"""Nyström kernel PCA (SPEC section 7)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import Kernel, Precomputed, check_gamma, make_kernel
+from ._base import FeatureKernelPCA, _is_int, _is_real, take_rows
+
+logger = logging.getLogger("kpca")
+
+LANDMARKS = ("uniform", "kmeans", "leverage")
+#: rows k-means clusters (per landmark, and at most) when ``landmarks='kmeans'``
+KMEANS_ROWS_PER_LANDMARK = 10
+KMEANS_MAX_ROWS = 20000
+
+
+class NystromMap:
+    """Raw Nyström features of a block: ``k(X_block, Z)``, shape (b, m).
+
+    Picklable (it is shipped to Dask workers); ``prep`` is the kernel's
+    column-side state of the landmarks (:meth:`Kernel.prepare`).
+    """
+
+    def __init__(self, kernel: Kernel, landmarks: np.ndarray, dtype: Any):
+        self.kernel = kernel
+        self.landmarks = np.asarray(landmarks, dtype=dtype)
+        self.prep = kernel.prepare(self.landmarks, np.dtype(dtype))
+
+    def __call__(self, Xb) -> np.ndarray:
+        if sp.issparse(Xb):  # prepared states are for dense rows
+            return np.asarray(self.kernel.block(Xb, self.landmarks.astype(Xb.dtype)))
+        return np.asarray(self.kernel.block_prepared(Xb, self.prep))
+
+
+class NystromKernelPCA(FeatureKernelPCA):
+    """Kernel PCA with the Nyström approximation, streamed over row blocks.
+
+    With ``m`` landmarks ``Z``, the approximate feature map is
+    ``phi(x) = K_mm^{-1/2} k(Z, x)`` (so ``phi(x).phi(y) = k(x, Z) K_mm^+ k(Z, y)``,
+    the Nyström kernel ``K ~ K_nm K_mm^+ K_mn``). ``K_mm^{-1/2}`` comes from an
+    eigendecomposition of ``K_mm`` that drops eigenvalues below ``rcond`` times
+    the largest. Centring subtracts the TRAINING mean of ``phi`` (for the fit
+    and for new rows), which is exactly kernel PCA of the Nyström kernel matrix
+    centred as in SPEC section 2. One pass over row blocks accumulates the mean
+    and the ``m x m`` covariance (float64); the fit costs ``O(n m (d + m))``
+    time and ``O(m^2 + block)`` memory, ``transform`` ``O(m (d + k))`` per row.
+
+    Parameters
+    ----------
+    n_components : int, float in (0, 1) or None, default=None
+        Components kept. An int is clipped to the rank of the feature map; a float
+        keeps the fewest components whose ``explained_variance_ratio_`` sums to at
+        least that fraction; ``None`` keeps all with a non-zero eigenvalue.
+    n_landmarks : int, default=100
+        Number of landmarks ``m`` (clipped to ``n_samples``).
+    landmarks : {'uniform', 'kmeans', 'leverage'}, default='uniform'
+        'uniform': ``m`` training rows drawn without replacement. 'kmeans': the
+        ``m`` k-means centres of a uniform subsample of ``min(n, 10 m, 20000)``
+        rows (best accuracy per landmark for smooth kernels). 'leverage': rows
+        drawn from a uniform pool of ``min(n, max(2 m, 1000))`` rows with
+        probability proportional to their approximate ridge leverage scores in
+        the pool, the ridge chosen so the effective dimension is ``m``.
+    kernel : str, Kernel or callable, default='rbf'
+        As :class:`kpca.KernelPCA` (any vector kernel; 'precomputed' is not
+        available: the Nyström method needs ``k(Z, x)`` for any ``x``).
+    gamma : float, 'scale', 'median' or None, default=None
+        As :class:`kpca.KernelPCA`; heuristics are resolved on a uniform sample of
+        2000 rows. The value used is stored in ``gamma_``.
+    degree, coef0, kernel_params
+        As :class:`kpca.KernelPCA`.
+    rcond : float or None, default=None
+        Relative cutoff for the eigenvalues of ``K_mm``. ``None``: 1e-10 for float64
+        data, 1e-6 for float32 (the float32 error of a feature, amplified by
+        ``1/sqrt(s)``, stays below the truncation error it replaces).
+    block_size : int or None, default=None
+        Rows per streamed block (``None``: blocks of about 64 MB of features).
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        Dtype of the feature blocks (``'auto'``: the input's). ``'float32'`` halves
+        the time of the covariance update for float64 data; the statistics are
+        still accumulated in float64 about a shift (see :mod:`._feature_pca`), and
+        outputs keep the input's dtype.
+    random_state : int, RandomState instance or None, default=None
+        Landmark sampling, k-means and the heuristics' subsample.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues ``mu_l`` of the centred Nyström kernel matrix (``n`` times the
+        feature covariance eigenvalues): on the scale of ``KernelPCA.eigenvalues_``.
+    explained_variance_ : ndarray of shape (n_components_,)
+        ``mu_l / n``.
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``mu_l / trace(K^~)`` where ``K^~`` is the centred Nyström kernel matrix of
+        the training data (its trace is the total variance of ``phi``; it is at most
+        ``trace(K~)`` of exact KPCA).
+    components_ : ndarray of shape (n_components_, q)
+        Principal axes in the whitened landmark basis (``q`` = landmarks kept by
+        ``rcond``).
+    mean_ : ndarray of shape (n_landmarks_,)
+        Training mean of ``k(Z, x)``.
+    landmarks_ : ndarray of shape (n_landmarks_, n_features)
+    n_landmarks_ : int
+    normalization_ : ndarray of shape (n_landmarks_, q)
+        ``K_mm^{-1/2}`` (the kept part).
+    n_components_ : int
+    kernel_ : Kernel
+    gamma_ : float or None
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from kpca import NystromKernelPCA
+    >>> X, _ = make_circles(500, factor=0.3, noise=0.05, random_state=0)
+    >>> est = NystromKernelPCA(2, n_landmarks=100, gamma=10, random_state=0).fit(X)
+    >>> est.transform(X).shape
+    (500, 2)
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        n_landmarks=100,
+        landmarks="uniform",
+        kernel="rbf",
+        gamma=None,
+        degree=3,
+        coef0=1,
+        kernel_params=None,
+        rcond=None,
+        block_size=None,
+        precision="auto",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.rcond = rcond
+        self.block_size = block_size
+        self.precision = precision
+        self.random_state = random_state
+
+    def _check_map_params(self) -> None:
+        if not (_is_int(self.n_landmarks) and self.n_landmarks >= 1):
+            raise ValueError(f"n_landmarks must be an integer >= 1; got {self.n_landmarks!r}.")
+        if self.landmarks not in LANDMARKS:
+            raise ValueError(f"landmarks must be one of {list(LANDMARKS)}; got {self.landmarks!r}.")
+        if (isinstance(self.kernel, str) and self.kernel == "precomputed") or isinstance(
+            self.kernel, Precomputed
+        ):
+            raise ValueError(
+                "kernel='precomputed' is not available for NystromKernelPCA (it needs "
+                "k(landmarks, x) for every row); use kpca.KernelPCA."
+            )
+        if not (isinstance(self.kernel, (str, Kernel)) or callable(self.kernel)):
+            raise ValueError(
+                "kernel must be a kernel name, a kpca.kernels.Kernel or a callable; "
+                f"got {self.kernel!r}."
+            )
+        check_gamma(self.gamma)
+        if not (_is_real(self.degree) and np.isfinite(self.degree) and self.degree >= 0):
+            raise ValueError(f"degree must be a finite number >= 0; got {self.degree!r}.")
+        if not (_is_real(self.coef0) and np.isfinite(self.coef0)):
+            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}.")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise ValueError(f"kernel_params must be a dict or None; got {self.kernel_params!r}.")
+        if not (self.rcond is None or (_is_real(self.rcond) and 0 <= self.rcond < 1)):
+            raise ValueError(f"rcond must be None or a number in [0, 1); got {self.rcond!r}.")
+
+    def _build(self, X, sample, rng, dtype):
+        kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
+        if not kernel.requires_vectors:
+            raise ValueError(f"NystromKernelPCA needs a vector kernel; got {kernel!r}.")
+        self.kernel_ = kernel.resolve(sample, random_state=rng)
+        g = getattr(self.kernel_, "gamma", None)
+        self.gamma_ = None if g is None else float(g)
+        n = X.shape[0]
+        m = min(int(self.n_landmarks), n)
+        Z = self._select(X, m, rng)
+        if sp.issparse(Z):
+            Z = Z.toarray()
+        Z = np.asarray(Z, dtype=dtype)
+        Kmm = np.asarray(self.kernel_.block(Z.astype(np.float64)), dtype=np.float64)
+        Kmm = 0.5 * (Kmm + Kmm.T)
+        s, V = np.linalg.eigh(Kmm)
+        rcond = self.rcond
+        if rcond is None:
+            rcond = 1e-6 if dtype == np.float32 else 1e-10
+        smax = float(s.max()) if s.size else 0.0
+        keep = s > max(rcond * smax, np.finfo(np.float64).tiny)
+        if not keep.any():
+            keep = s >= s.max()  # all-zero kernel: one (null) direction
+            s = np.where(keep, 1.0, s)
+        W = V[:, keep] / np.sqrt(s[keep])[None, :]
+        self.landmarks_ = Z
+        self.n_landmarks_ = m
+        self.normalization_ = W
+        logger.info("Nystrom: %d landmarks (%s), %d kept by rcond=%g", m, self.landmarks,
+                    int(keep.sum()), rcond)
+        return NystromMap(self.kernel_, Z, dtype), W
+
+    # ------------------------------------------------------------------ landmarks
+    def _select(self, X, m: int, rng):
+        n = X.shape[0]
+        if m >= n:
+            return take_rows(X, np.arange(n))
+        if self.landmarks == "uniform":
+            return take_rows(X, np.sort(rng.choice(n, size=m, replace=False)))
+        if self.landmarks == "kmeans":
+            from sklearn.cluster import KMeans
+
+            s = min(n, max(m, min(KMEANS_ROWS_PER_LANDMARK * m, KMEANS_MAX_ROWS)))
+            S = take_rows(X, np.sort(rng.choice(n, size=s, replace=False)))
+            if s == m:
+                return S
+            km = KMeans(n_clusters=m, n_init=1, max_iter=30, tol=1e-4,
+                        random_state=rng.randint(2**31 - 1))
+            km.fit(S)
+            return km.cluster_centers_
+        return self._leverage(X, m, rng)
+
+    def _leverage(self, X, m: int, rng):
+        """Approximate ridge-leverage-score sampling from a uniform pool."""
+        n = X.shape[0]
+        p = min(n, max(2 * m, 1000))
+        pool = np.sort(rng.choice(n, size=p, replace=False))
+        P = take_rows(X, pool)
+        Kp = np.asarray(self.kernel_.block(P.astype(np.float64)), dtype=np.float64)
+        s, V = np.linalg.eigh(0.5 * (Kp + Kp.T))
+        s = np.maximum(s, 0)
+        lam = _ridge_for_dimension(s, m)
+        lev = (V**2) @ (s / (s + lam))
+        prob = np.maximum(lev, 1e-12)
+        prob /= prob.sum()
+        chosen = np.sort(rng.choice(p, size=m, replace=False, p=prob))
+        return P[chosen]
+
+
+def _ridge_for_dimension(s: np.ndarray, m: int) -> float:
+    """Ridge ``lam`` with effective dimension ``sum s / (s + lam)`` close to ``m``."""
+    smax = float(s.max()) if s.size else 0.0
+    if smax <= 0:
+        return 1.0
+    lo, hi = smax * 1e-14, smax * 1e3
+    for _ in range(100):
+        mid = np.sqrt(lo * hi)
+        if np.sum(s / (s + mid)) > m:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)

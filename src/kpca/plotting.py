@@ -1,0 +1,512 @@
+"""Plots for kernel PCA (matplotlib, an optional dependency: ``pip install kpca[plot]``).
+
+Every function returns the matplotlib objects it drew on — ``(fig, ax)`` or
+``(fig, axes)`` — and accepts ``path=`` to save the figure (the format follows
+the extension: ``.png``, ``.svg``, ``.pdf``; the file is written atomically).
+matplotlib is imported only when a function is called. Without a display
+(a server, CI) matplotlib uses its non-interactive Agg backend.
+
+* :func:`plot_embedding` — scatter of two components, coloured by label;
+* :func:`plot_scree` — explained variance per component and cumulated;
+* :func:`plot_contours` — contour lines of the projection functions
+  ``y_l(x) = sum_i alpha_li k~(x, x_i)`` over a 2-D input plane (the figures
+  of Schölkopf, Smola & Müller 1998);
+* :func:`plot_gallery` / :func:`denoising_gallery` — rows of images (originals,
+  noisy, reconstructions);
+* :func:`plot_outlier_map` — score distance vs orthogonal distance with cut-offs
+  (robust PCA diagnostics; plain arrays in).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger("kpca")
+
+__all__ = [
+    "denoising_gallery",
+    "plot_contours",
+    "plot_embedding",
+    "plot_gallery",
+    "plot_outlier_map",
+    "plot_scree",
+    "save_figure",
+]
+
+SAVE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
+        raise ImportError(
+            "kpca plots need matplotlib, which is not installed: pip install 'kpca[plot]'"
+        ) from exc
+    return plt
+
+
+def _axes(ax: Any, **subplot_kw: Any) -> tuple[Any, Any]:
+    if ax is not None:
+        return ax.figure, ax
+    plt = _pyplot()
+    fig, ax = plt.subplots(**subplot_kw)
+    return fig, ax
+
+
+def save_figure(fig: Any, path: str | os.PathLike, *, dpi: int = 120) -> Path:
+    """Save ``fig`` to ``path`` atomically (PNG, SVG or PDF by extension).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : str or path-like
+    dpi : int, default=120
+        Resolution of raster formats.
+
+    Returns
+    -------
+    Path
+    """
+    from ._io import atomic_write
+
+    path = Path(path)
+    ext = path.suffix.lower()
+    if ext not in SAVE_FORMATS:
+        raise ValueError(
+            f"{path}: unknown figure format {ext!r}; use one of {', '.join(SAVE_FORMATS)}."
+        )
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format=ext[1:], dpi=dpi, bbox_inches="tight")
+    logger.info("wrote figure %s", path)
+    return path
+
+
+def _finish(fig: Any, path: str | os.PathLike | None) -> None:
+    if path is not None:
+        save_figure(fig, path)
+
+
+def _label_groups(labels: Any, n: int) -> list[tuple[Any, np.ndarray]]:
+    if labels is None:
+        return [(None, np.ones(n, dtype=bool))]
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"labels: expected {n} labels; got shape {labels.shape}.")
+    return [(lab, labels == lab) for lab in np.unique(labels)]
+
+
+def plot_embedding(
+    Z: Any,
+    labels: Any = None,
+    *,
+    components: tuple[int, int] = (0, 1),
+    ax: Any = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+    **scatter_kw: Any,
+) -> tuple[Any, Any]:
+    """Scatter plot of two components of an embedding, coloured by label.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n_samples, n_components)
+        Scores, e.g. ``KernelPCA.fit_transform(X)``.
+    labels : array-like of shape (n_samples,), default=None
+        One colour (and legend entry) per distinct label.
+    components : (int, int), default=(0, 1)
+        0-based indices of the components on the x and y axes.
+    ax : matplotlib Axes, default=None
+        Draw here instead of a new figure.
+    title : str, default=None
+    path : str or path-like, default=None
+        Save the figure there.
+    **scatter_kw
+        Passed to ``ax.scatter``.
+
+    Returns
+    -------
+    fig, ax
+    """
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim != 2:
+        raise ValueError(f"Z must be 2-D (samples x components); got shape {Z.shape}.")
+    i, j = components
+    if Z.shape[1] <= max(i, j):
+        # one component: plot it against zero
+        if Z.shape[1] == 1 and components == (0, 1):
+            Z = np.hstack([Z, np.zeros_like(Z)])
+        else:
+            raise ValueError(f"Z has {Z.shape[1]} components; cannot plot {components}.")
+    fig, ax = _axes(ax, figsize=(5, 4.5))
+    kw = dict(s=14, alpha=0.8, edgecolors="none")
+    kw.update(scatter_kw)
+    for lab, mask in _label_groups(labels, Z.shape[0]):
+        ax.scatter(Z[mask, i], Z[mask, j], label=None if lab is None else str(lab), **kw)
+    ax.set_xlabel(f"component {i + 1}")
+    ax.set_ylabel(f"component {j + 1}")
+    if labels is not None:
+        ax.legend(loc="best", fontsize="small", markerscale=1.5, frameon=True)
+    if title:
+        ax.set_title(title)
+    _finish(fig, path)
+    return fig, ax
+
+
+def plot_scree(
+    model_or_ratios: Any,
+    *,
+    cumulative: bool = True,
+    ax: Any = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> tuple[Any, Any]:
+    """Explained-variance (scree) plot: bars per component, cumulative line.
+
+    Parameters
+    ----------
+    model_or_ratios : fitted KernelPCA or array-like
+        A model with ``explained_variance_ratio_`` (fraction of the
+        feature-space variance ``mu_l / trace(K~)``), or those ratios.
+    cumulative : bool, default=True
+        Also draw the cumulated ratio (a line with markers).
+    ax, title, path : see :func:`plot_embedding`
+
+    Returns
+    -------
+    fig, ax
+    """
+    ratios = getattr(model_or_ratios, "explained_variance_ratio_", model_or_ratios)
+    ratios = np.asarray(ratios, dtype=float).ravel()
+    if ratios.size == 0:
+        raise ValueError("plot_scree: no explained variance ratios to plot.")
+    fig, ax = _axes(ax, figsize=(5.5, 3.8))
+    idx = np.arange(1, ratios.size + 1)
+    ax.bar(idx, ratios, color="C0", label="per component")
+    if cumulative:
+        ax.plot(idx, np.cumsum(ratios), "o-", color="C1", markersize=3, label="cumulative")
+        ax.legend(loc="center right", fontsize="small")
+    ax.set_xlabel("component")
+    ax.set_ylabel("explained variance ratio")
+    ax.set_ylim(0, max(1.0, float(np.cumsum(ratios)[-1])) * 1.02 if cumulative else None)
+    ax.set_title(title or "explained variance (scree plot)")
+    _finish(fig, path)
+    return fig, ax
+
+
+def projection_grid(
+    model: Any,
+    extent: Sequence[float],
+    resolution: int = 100,
+    components: Sequence[int] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values of the projection functions on a regular grid of the input plane.
+
+    Parameters
+    ----------
+    model : fitted KernelPCA on 2-D inputs
+    extent : (xmin, xmax, ymin, ymax)
+    resolution : int, default=100
+        Grid points per axis.
+    components : sequence of int, default=None
+        0-based components; default all.
+
+    Returns
+    -------
+    xx, yy : ndarray of shape (resolution, resolution)
+    values : ndarray of shape (n_selected, resolution, resolution)
+        ``values[c, i, j] = y_c((xx[i, j], yy[i, j]))``, from ``model.transform``.
+    """
+    n_features = getattr(model, "n_features_in_", None)
+    if n_features != 2:
+        raise ValueError(
+            f"contour plots need a model fitted on 2-D inputs; this one has {n_features} "
+            "input features."
+        )
+    x0, x1, y0, y1 = (float(v) for v in extent)
+    xx, yy = np.meshgrid(np.linspace(x0, x1, resolution), np.linspace(y0, y1, resolution))
+    G = np.column_stack([xx.ravel(), yy.ravel()])
+    Y = np.asarray(model.transform(G))
+    comps = list(range(Y.shape[1])) if components is None else list(components)
+    values = np.stack([Y[:, c].reshape(xx.shape) for c in comps])
+    return xx, yy, values
+
+
+def plot_contours(
+    model: Any,
+    X: Any = None,
+    labels: Any = None,
+    *,
+    n_components: int = 8,
+    extent: Sequence[float] | None = None,
+    resolution: int = 100,
+    levels: int = 12,
+    ncols: int = 4,
+    filled: bool = True,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> tuple[Any, np.ndarray]:
+    """Contour lines of the first projection functions over the 2-D input plane.
+
+    For each component ``l`` the function ``y_l(x) = sum_i alpha_li k~(x, x_i)``
+    (the feature-space projection of a point ``x`` of the plane on the l-th
+    principal direction, SPEC section 3) is evaluated on a grid with
+    ``model.transform`` and drawn as contour lines, with the training points on
+    top — the figures of Schölkopf, Smola & Müller (1998).
+
+    Parameters
+    ----------
+    model : fitted KernelPCA on 2-D inputs
+    X : array-like of shape (n, 2), default=None
+        Points to draw on top (e.g. the training data); also sets the extent.
+    labels : array-like of shape (n,), default=None
+        Colours of the points.
+    n_components : int, default=8
+        Number of leading components (clipped to the model's).
+    extent : (xmin, xmax, ymin, ymax), default=None
+        The plane region; default: the data's bounding box plus 15 %, or the
+        training data's if ``X`` is None.
+    resolution : int, default=100
+    levels : int, default=12
+        Number of contour levels.
+    ncols : int, default=4
+    filled : bool, default=True
+        Shade between the lines (light colours) under the black lines.
+    title : str, default=None
+        Figure title.
+    path : str or path-like, default=None
+
+    Returns
+    -------
+    fig, axes : axes is an ndarray of Axes (one per component; unused ones hidden)
+    """
+    plt = _pyplot()
+    ref = np.asarray(X if X is not None else model.X_fit_, dtype=float)
+    if extent is None:
+        lo, hi = ref.min(axis=0), ref.max(axis=0)
+        pad = 0.15 * np.maximum(hi - lo, 1e-12)
+        extent = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
+    k = int(min(n_components, len(model.eigenvalues_)))
+    xx, yy, values = projection_grid(model, extent, resolution, range(k))
+    ncols = max(1, min(ncols, k))
+    nrows = -(-k // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols, 2.8 * nrows), squeeze=False)
+    ratios = getattr(model, "explained_variance_ratio_", None)
+    for c, ax in enumerate(axes.flat):
+        if c >= k:
+            ax.set_visible(False)
+            continue
+        V = values[c]
+        if filled:
+            ax.contourf(xx, yy, V, levels=levels, cmap="RdBu_r", alpha=0.35)
+        ax.contour(xx, yy, V, levels=levels, colors="k", linewidths=0.6)
+        if X is not None:
+            for lab, mask in _label_groups(labels, ref.shape[0]):
+                ax.scatter(ref[mask, 0], ref[mask, 1], s=6, zorder=3,
+                           c=None if lab is not None else "k")
+        name = f"component {c + 1}"
+        if ratios is not None:
+            name += f" ({100 * float(ratios[c]):.1f} %)"
+        ax.set_title(name, fontsize="small")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_aspect("equal", adjustable="box")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    _finish(fig, path)
+    return fig, axes
+
+
+def plot_gallery(
+    rows: Sequence[Any],
+    image_shape: tuple[int, int],
+    *,
+    row_titles: Sequence[str] | None = None,
+    n_images: int | None = None,
+    cmap: str = "gray_r",
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> tuple[Any, np.ndarray]:
+    """A grid of images: one row per set (originals, noisy, reconstructions, ...).
+
+    Parameters
+    ----------
+    rows : sequence of array-like, each of shape (n, h * w)
+        Images as flattened rows.
+    image_shape : (h, w)
+    row_titles : sequence of str, default=None
+        Label of each row (drawn at its left).
+    n_images : int, default=None
+        Columns; default: as many as the shortest row has.
+    cmap : str, default='gray_r'
+    title, path : see :func:`plot_embedding`
+
+    Returns
+    -------
+    fig, axes : ndarray of Axes of shape (len(rows), n_images)
+    """
+    plt = _pyplot()
+    rows = [np.asarray(r, dtype=float) for r in rows]
+    if not rows:
+        raise ValueError("plot_gallery: no images.")
+    h, w = image_shape
+    for r in rows:
+        if r.ndim != 2 or r.shape[1] != h * w:
+            raise ValueError(f"plot_gallery: rows must have shape (n, {h * w}); got {r.shape}.")
+    n = min(r.shape[0] for r in rows) if n_images is None else int(n_images)
+    # one colour scale for all rows, set by the first (the originals)
+    vmin, vmax = float(rows[0][:n].min()), float(rows[0][:n].max())
+    fig, axes = plt.subplots(len(rows), n, figsize=(0.9 * n + 1.2, 0.95 * len(rows) + 0.3),
+                             squeeze=False)
+    for r, imgs in enumerate(rows):
+        for c in range(n):
+            ax = axes[r, c]
+            ax.imshow(imgs[c].reshape(h, w), cmap=cmap, vmin=vmin, vmax=vmax,
+                      interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        if row_titles is not None:
+            axes[r, 0].set_ylabel(row_titles[r], rotation=0, ha="right", va="center",
+                                  fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05)
+    _finish(fig, path)
+    return fig, axes
+
+
+def reconstruct(model: Any, X: Any, n_components: int | None = None) -> np.ndarray:
+    """Denoise / reconstruct ``X`` with a fitted model: ``model.denoise`` if it has one,
+    otherwise ``inverse_transform(transform(X))`` (learned pre-image).
+
+    Parameters
+    ----------
+    model : fitted KernelPCA (``fit_inverse_transform=True`` for the fallback)
+    X : array-like of shape (n, d)
+    n_components : int, default=None
+        Passed to ``denoise`` when it is available.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+    """
+    denoise = getattr(model, "denoise", None)
+    if callable(denoise):
+        kw = {} if n_components is None else {"n_components": n_components}
+        return np.asarray(denoise(X, **kw))
+    return np.asarray(model.inverse_transform(model.transform(X)))
+
+
+def denoising_gallery(
+    model: Any,
+    X_noisy: Any,
+    image_shape: tuple[int, int],
+    *,
+    X_clean: Any = None,
+    others: dict[str, Any] | None = None,
+    n_images: int = 10,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> tuple[Any, np.ndarray]:
+    """Gallery of originals, noisy inputs and their kernel PCA reconstructions.
+
+    Parameters
+    ----------
+    model : fitted KernelPCA (see :func:`reconstruct`)
+    X_noisy : array-like of shape (n, h * w)
+    image_shape : (h, w)
+    X_clean : array-like of shape (n, h * w), default=None
+        The noise-free images, shown as the first row.
+    others : dict of str to array-like, default=None
+        More rows (e.g. ``{"linear PCA": ...}``), drawn after the kernel PCA row.
+    n_images : int, default=10
+    title, path : see :func:`plot_embedding`
+
+    Returns
+    -------
+    fig, axes
+    """
+    Xn = np.asarray(X_noisy, dtype=float)[:n_images]
+    rows, names = [], []
+    if X_clean is not None:
+        rows.append(np.asarray(X_clean, dtype=float)[:n_images])
+        names.append("original")
+    rows.append(Xn)
+    names.append("noisy")
+    rows.append(reconstruct(model, Xn))
+    names.append("kernel PCA")
+    for name, R in (others or {}).items():
+        rows.append(np.asarray(R, dtype=float)[:n_images])
+        names.append(name)
+    return plot_gallery(rows, image_shape, row_titles=names, title=title, path=path)
+
+
+def plot_outlier_map(
+    score_distance: Any,
+    orthogonal_distance: Any,
+    *,
+    score_cutoff: float | None = None,
+    orthogonal_cutoff: float | None = None,
+    labels: Any = None,
+    annotate: int = 0,
+    ax: Any = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+) -> tuple[Any, Any]:
+    """Outlier map of (robust) PCA: score distance vs orthogonal distance.
+
+    The score distance of a point is its (kernelised) Mahalanobis distance
+    within the retained subspace, the orthogonal distance its distance to the
+    subspace (feature-space reconstruction error, SPEC section 5). Points to the
+    right of ``score_cutoff`` are leverage points; above ``orthogonal_cutoff``
+    orthogonal outliers; both: bad leverage points.
+
+    Parameters
+    ----------
+    score_distance, orthogonal_distance : array-like of shape (n,)
+    score_cutoff, orthogonal_cutoff : float, default=None
+        Drawn as dashed lines when given.
+    labels : array-like of shape (n,), default=None
+        Colours.
+    annotate : int, default=0
+        Write the index of this many most outlying points (largest
+        ``sd / sd_cutoff + od / od_cutoff``, or ``sd + od`` without cut-offs).
+    ax, title, path : see :func:`plot_embedding`
+
+    Returns
+    -------
+    fig, ax
+    """
+    sd = np.asarray(score_distance, dtype=float).ravel()
+    od = np.asarray(orthogonal_distance, dtype=float).ravel()
+    if sd.shape != od.shape:
+        raise ValueError(
+            f"score and orthogonal distances differ in length ({sd.size} vs {od.size})."
+        )
+    fig, ax = _axes(ax, figsize=(5.5, 4.5))
+    for lab, mask in _label_groups(labels, sd.size):
+        ax.scatter(sd[mask], od[mask], s=14, alpha=0.8,
+                   label=None if lab is None else str(lab))
+    if score_cutoff is not None:
+        ax.axvline(score_cutoff, color="r", ls="--", lw=1, label="score cut-off")
+    if orthogonal_cutoff is not None:
+        ax.axhline(orthogonal_cutoff, color="r", ls=":", lw=1, label="orthogonal cut-off")
+    if annotate:
+        s = sd / (score_cutoff or 1.0) + od / (orthogonal_cutoff or 1.0)
+        for i in np.argsort(-s)[:annotate]:
+            ax.annotate(str(i), (sd[i], od[i]), fontsize="x-small",
+                        xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("score distance")
+    ax.set_ylabel("orthogonal distance")
+    if labels is not None or score_cutoff is not None or orthogonal_cutoff is not None:
+        ax.legend(loc="best", fontsize="small")
+    ax.set_title(title or "outlier map")
+    _finish(fig, path)
+    return fig, ax

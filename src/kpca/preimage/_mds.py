@@ -1,0 +1,162 @@
+"""Distance-based closed-form pre-image (Kwok & Tsang 2003).
+
+1. Feature-space squared distances from ``P phi(t)`` to the training points,
+   ``d~_j^2 = ||y||^2 - 2 y . s_j + K~_jj`` (scores only, see :mod:`._base`); keep
+   the ``n_neighbors`` nearest (blocked running top-k).
+2. Turn them into input-space squared distances through the kernel:
+
+   * RBF: ``d^2 = -(1/g) log(1 - d~^2 / 2)`` (argument clipped to ``(0, 1]``);
+   * linear: ``d^2 = d~^2``;
+   * polynomial ``(g <x, y> + c)^p``: with ``k(z, z) ~ ||P phi(t)||^2`` the inner
+     products ``k(z, x_j) = (||P phi(t)||^2 + K_jj - d~_j^2) / 2`` are inverted,
+     ``<z, x_j> = (k^(1/p) - c) / g`` (real p-th root; negative values clipped to 0
+     for even or fractional p), and ``d^2 = ||z||^2 + ||x_j||^2 - 2 <z, x_j>``.
+
+3. MDS step: centre the neighbours ``N`` (k x d) on their mean, ``N_c = U S V^T``;
+   neighbour j has local coordinates ``u_j S``, with squared norms ``d0_j^2``. The
+   point whose squared distances to them are ``d_j^2`` has local coordinates
+   ``-(1/2) S^-1 U^T (d^2 - d0^2)``; back in input space,
+   ``z = mean(N) + (-(1/2) S^-1 U^T (d^2 - d0^2)) V^T``. Directions with singular
+   values below ``rcond * s_max`` are left out (the pre-image stays in the
+   neighbours' affine hull).
+
+All points are solved at once with a batched SVD of shape (m, k, d) -- the
+neighbours only, never (m, n, d).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import RBF, Linear, Polynomial
+from ._base import BLOCK_BYTES, PreimageInfo, Subspace
+
+#: kernels the distance-based pre-image supports (the distance map is invertible)
+MDS_KERNELS = ("rbf", "poly", "linear")
+
+
+def check_mds_kernel(kernel) -> None:
+    """Raise ``ValueError`` unless the kernel's distance map can be inverted."""
+    if not isinstance(kernel, (RBF, Polynomial, Linear)):
+        raise ValueError(
+            f"method='mds' supports the kernels {list(MDS_KERNELS)} (their feature-space "
+            "distances determine input-space distances); got "
+            f"{getattr(kernel, 'name', '') or type(kernel).__name__!r}. Use method='ridge' "
+            "(fit with fit_inverse_transform=True) for other kernels."
+        )
+
+
+def _root(x: np.ndarray, p: float) -> np.ndarray:
+    """Real ``x^(1/p)``: sign-preserving for odd integer ``p``, else ``max(x, 0)^(1/p)``."""
+    if p == int(p) and int(p) % 2 == 1:
+        return np.sign(x) * np.abs(x) ** (1.0 / p)
+    return np.maximum(x, 0.0) ** (1.0 / p)
+
+
+def input_sqdist(space: Subspace, Y: np.ndarray, idx: np.ndarray, fd2: np.ndarray
+                 ) -> np.ndarray:
+    """Input-space squared distances from the pre-image to the neighbours ``idx``.
+
+    Parameters
+    ----------
+    space : Subspace
+    Y : ndarray of shape (m, k)
+        Scores.
+    idx : ndarray of int, shape (m, q)
+        Neighbour indices (training rows).
+    fd2 : ndarray of shape (m, q)
+        Their feature-space squared distances to ``P phi(t)``.
+
+    Returns
+    -------
+    ndarray of shape (m, q), >= 0
+    """
+    kernel = space.kernel
+    check_mds_kernel(kernel)
+    if isinstance(kernel, Linear):
+        return fd2.copy()
+    if isinstance(kernel, RBF):
+        arg = np.clip(1.0 - 0.5 * fd2, np.finfo(np.float64).tiny, 1.0)
+        return -np.log(arg) / float(kernel.gamma)
+    g, c, p = float(kernel.gamma), float(kernel.coef0), float(kernel.degree)
+    N = space.take(idx.ravel()).reshape(idx.shape + (space.n_features,))
+    xx = np.einsum("mqd,mqd->mq", N, N)
+    kxx = (g * xx + c) ** p
+    pn = space.proj_sqnorm(Y)
+    inner = 0.5 * (pn[:, None] + kxx - fd2)
+    zx = (_root(inner, p) - c) / g
+    zz = (_root(pn, p) - c) / g
+    return np.maximum(zz[:, None] + xx - 2.0 * zx, 0.0)
+
+
+def mds_from_distances(N: np.ndarray, d2: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
+    """Points whose squared distances to the rows of each ``N[a]`` are ``d2[a]``.
+
+    Parameters
+    ----------
+    N : ndarray of shape (m, q, d)
+        Neighbours of each point.
+    d2 : ndarray of shape (m, q)
+        Squared input-space distances to them.
+    rcond : float
+        Relative cut-off on the neighbours' singular values.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+    """
+    mean = N.mean(axis=1)
+    Nc = N - mean[:, None, :]
+    U, s, Vt = np.linalg.svd(Nc, full_matrices=False)  # (m,q,r), (m,r), (m,r,d)
+    d02 = np.einsum("mqr,mr->mq", U**2, s**2)  # ||u_j S||^2
+    keep = s > rcond * s[:, :1]
+    inv = np.zeros_like(s)
+    np.divide(1.0, s, out=inv, where=keep)
+    local = -0.5 * inv * np.einsum("mqr,mq->mr", U, d2 - d02)
+    return mean + np.einsum("mr,mrd->md", local, Vt)
+
+
+def mds_preimage(
+    space: Subspace,
+    Y: np.ndarray,
+    *,
+    n_neighbors: int = 10,
+    rcond: float = 1e-6,
+    block_bytes: int = BLOCK_BYTES,
+) -> tuple[np.ndarray, PreimageInfo]:
+    """Distance-based pre-images (Kwok & Tsang 2003).
+
+    Parameters
+    ----------
+    space : Subspace
+    Y : ndarray of shape (m, k)
+        Scores on the ``space.k`` components.
+    n_neighbors : int, default=10
+        Training points used to locate each pre-image (clipped to ``n``). The
+        result lies in their affine hull: for exact recovery of a d-dimensional
+        point, at least ``d + 1`` neighbours in general position are needed.
+    rcond : float, default=1e-6
+        Singular values of the centred neighbours below ``rcond * s_max`` are
+        treated as zero.
+    block_bytes : int
+        Memory for one (points x training rows) block of the neighbour search.
+
+    Returns
+    -------
+    Z : ndarray of shape (m, d), float64
+    info : PreimageInfo
+    """
+    check_mds_kernel(space.kernel)
+    Y = np.asarray(Y, dtype=np.float64)
+    m, d = Y.shape[0], space.n_features
+    q = min(int(n_neighbors), space.n)
+    Z = np.empty((m, d))
+    # neighbour tensors (rows, q, d) are kept near block_bytes
+    rows = max(1, block_bytes // (8 * q * max(d, 1) * 3))
+    for a0 in range(0, m, rows):
+        Ya = Y[a0 : a0 + rows]
+        idx, fd2 = space.nearest(Ya, q, block_bytes)
+        d2 = input_sqdist(space, Ya, idx, fd2)
+        N = space.take(idx.ravel()).reshape(idx.shape + (d,))
+        Z[a0 : a0 + rows] = mds_from_distances(N, d2, rcond)
+    return Z, PreimageInfo.closed_form("mds", m)

@@ -1,0 +1,243 @@
+"""ANOVA KPCA: which input variables matter (SPEC section 6)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from .._kernel_pca import KernelPCA
+from ..kernels import Anova
+from ._base import DiagnosticsMixin, _is_int, _is_real
+
+logger = logging.getLogger("kpca")
+
+#: bytes of one per-variable kernel block in the beta step
+_BLOCK_BYTES = 8 * 2**20
+
+
+def beta_update(a: np.ndarray, c: float | None = None) -> np.ndarray:
+    """Maximiser of ``beta^T a`` subject to ``||beta||_2 = 1``, ``||beta||_1 <= c``, ``beta >= 0``.
+
+    The solution is a normalised soft-thresholding of ``a`` (Witten, Tibshirani and
+    Hastie 2009): ``beta = S(a+, D) / ||S(a+, D)||_2`` with ``D = 0`` if that already
+    satisfies the L1 bound, otherwise the ``D`` (found by bisection) that makes
+    ``||beta||_1 = c``. ``c <= 1`` keeps only the largest entry.
+
+    Parameters
+    ----------
+    a : ndarray of shape (p,)
+    c : float >= 1 or None
+        L1 bound; ``None`` means no bound.
+    """
+    a = np.maximum(np.asarray(a, dtype=np.float64), 0.0)
+    p = a.size
+    top = float(a.max(initial=0.0))
+    if top <= 0:
+        return np.full(p, 1.0 / np.sqrt(p))
+    b = a / np.linalg.norm(a)
+    if c is None or b.sum() <= c:
+        return b
+    if c <= 1.0:
+        out = np.zeros(p)
+        out[int(np.argmax(a))] = 1.0
+        return out
+    lo, hi = 0.0, top
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        s = np.maximum(a - mid, 0.0)
+        l1 = s.sum() / np.linalg.norm(s)
+        if l1 > c:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * top:
+            break
+    s = np.maximum(a - hi, 0.0)
+    return s / np.linalg.norm(s)
+
+
+class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
+    """Kernel PCA with an ANOVA kernel whose per-variable weights are learned.
+
+    ``K_beta(x, y) = sum_j beta_j exp(-gamma (x_j - y_j)^2)``. The fit maximises the
+    variance captured by the ``k`` fitted components,
+    ``J(beta) = sum_{l <= k} sum_i f_l(x_i)^2 = sum_{l <= k} mu_l(K~_beta)`` (unit
+    feature-space directions ``f_l``), subject to ``||beta||_1 <= c``,
+    ``||beta||_2 = 1``, ``beta >= 0``, alternating
+
+    (a) ``beta`` fixed: ordinary KPCA of ``K~_beta`` (eigenvectors ``V``);
+    (b) ``V`` fixed: ``max_beta sum_j beta_j a_j`` with ``a_j = trace(V^T K~_j V)``
+        under the constraints, solved exactly by :func:`beta_update`.
+
+    ``J(beta, V) = trace(V^T K~_beta V)`` is maximised over ``V`` by (a) (Ky Fan)
+    and over ``beta`` by (b), so ``objective_`` never decreases after the first
+    update. ``beta_`` ranks the input variables; a smaller ``c`` makes it sparser
+    (``c = 1``: one variable; ``c >= sqrt(n_features)``: no L1 constraint).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Components fitted and used in the objective. (``None`` or a fraction are
+        accepted; ``None`` makes the objective the total variance.)
+    gamma : float, 'scale', 'median' or None, default=None
+        Per-variable RBF coefficient (as the 'anova' kernel of :class:`kpca.KernelPCA`).
+    c : float >= 1 or None, default=None
+        L1 bound on ``beta``; None: no bound.
+    beta_tol : float, default=1e-6
+        Stop when ``||beta_new - beta||_2 <= beta_tol``.
+    beta_max_iter : int, default=100
+        Maximum alternations (a ``ConvergenceWarning`` is issued if reached).
+    alpha, fit_inverse_transform, eigen_solver, tol, max_iter, iterated_power,
+    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision
+        As in :class:`kpca.KernelPCA`.
+
+    Attributes
+    ----------
+    beta_ : ndarray of shape (n_features,)
+        Weight of each input variable (unit Euclidean norm).
+    objective_ : ndarray of shape (n_iter_,)
+        ``J(beta)`` at each iteration (iteration 0: uniform ``beta``).
+    beta_path_ : ndarray of shape (n_iter_, n_features)
+        ``beta`` at each iteration.
+    n_iter_ : int
+    converged_ : bool
+    Also every attribute of :class:`kpca.KernelPCA`; ``kernel_`` is the
+    :class:`kpca.kernels.Anova` kernel with ``beta_``.
+    """
+
+    #: fixed kernel (not a parameter): read by the shared KernelPCA code
+    kernel = "anova"
+    degree = 3
+    coef0 = 1
+    kernel_params = None
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        gamma=None,
+        c=None,
+        beta_tol=1e-6,
+        beta_max_iter=100,
+        alpha=1.0,
+        fit_inverse_transform=False,
+        eigen_solver="auto",
+        tol=0,
+        max_iter=None,
+        iterated_power="auto",
+        remove_zero_eig=False,
+        random_state=None,
+        copy_X=True,
+        n_jobs=None,
+        center=True,
+        memory_limit=None,
+        precision="auto",
+    ):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.c = c
+        self.beta_tol = beta_tol
+        self.beta_max_iter = beta_max_iter
+        self.alpha = alpha
+        self.fit_inverse_transform = fit_inverse_transform
+        self.eigen_solver = eigen_solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.iterated_power = iterated_power
+        self.remove_zero_eig = remove_zero_eig
+        self.random_state = random_state
+        self.copy_X = copy_X
+        self.n_jobs = n_jobs
+        self.center = center
+        self.memory_limit = memory_limit
+        self.precision = precision
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not (self.c is None or (_is_real(self.c) and np.isfinite(self.c) and self.c >= 1)):
+            raise ValueError(
+                f"c must be None or a number >= 1 (the L1 bound of a unit-norm beta); "
+                f"got {self.c!r}."
+            )
+        if not (_is_real(self.beta_tol) and self.beta_tol > 0):
+            raise ValueError(f"beta_tol must be a number > 0; got {self.beta_tol!r}.")
+        if not (_is_int(self.beta_max_iter) and self.beta_max_iter >= 1):
+            raise ValueError(
+                f"beta_max_iter must be an integer >= 1; got {self.beta_max_iter!r}."
+            )
+
+    def _make_kernel(self):
+        return Anova(gamma=self.gamma, beta=getattr(self, "_beta_now", None))
+
+    def _fit_inverse(self, X_transformed, X) -> None:
+        if not getattr(self, "_in_beta_loop", False):
+            super()._fit_inverse(X_transformed, X)
+
+    def _variable_terms(self, X) -> np.ndarray:
+        """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows)."""
+        keep = self.eigenvalues_ > 0
+        V = np.asarray(self.eigenvectors_[:, keep], dtype=np.float64)
+        if self.center:
+            V = V - V.mean(axis=0)
+        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        n, p = X.shape
+        g = float(self.gamma_)
+        rows = max(1, _BLOCK_BYTES // (8 * max(1, n)))
+        a = np.zeros(p)
+        T = np.empty((min(rows, n), n))
+        for j in range(p):
+            col = X[:, j]
+            for s in range(0, n, rows):
+                blk = T[: min(rows, n - s)]
+                np.subtract(col[s : s + rows, None], col[None, :], out=blk)
+                np.square(blk, out=blk)
+                blk *= -g
+                np.exp(blk, out=blk)
+                a[j] += float(np.sum(V[s : s + rows] * (blk @ V)))
+        return a
+
+    def _fit(self, X) -> np.ndarray:
+        self._check_params()
+        self._beta_now = None
+        objective, path = [], []
+        converged = False
+        self._in_beta_loop = True
+        try:
+            for it in range(self.beta_max_iter):
+                Z = super()._fit(X)
+                beta = self.kernel_._beta(self.n_features_in_)
+                objective.append(float(np.sum(self.eigenvalues_[self.eigenvalues_ > 0])))
+                path.append(beta)
+                a = self._variable_terms(self.X_fit_)
+                new = beta_update(a, None if self.c is None else float(self.c))
+                step = float(np.linalg.norm(new - beta))
+                logger.info("anova kpca iteration %d: objective %.6g, step %.3g",
+                            it, objective[-1], step)
+                if step <= self.beta_tol:
+                    converged = True
+                    break
+                self._beta_now = new
+        finally:
+            self._in_beta_loop = False
+            self.__dict__.pop("_beta_now", None)
+        if not converged:
+            warnings.warn(
+                f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} iterations; "
+                "raise beta_max_iter or beta_tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.beta_ = path[-1]
+        self.objective_ = np.asarray(objective)
+        self.beta_path_ = np.asarray(path)
+        self.n_iter_ = len(objective)
+        self.converged_ = converged
+        if self.fit_inverse_transform:
+            super()._fit_inverse(Z, self.X_fit_)
+        return Z
+
+

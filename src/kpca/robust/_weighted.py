@@ -1,0 +1,322 @@
+"""Weighted KPCA: Campbell-type M-estimation of the feature-space covariance."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..operators import CenteredOperator, Centering
+from . import _diagnostics as diag
+from ._base import RobustKernelPCA, _is_real, spatial_median
+
+INITS = ("spherical", "uniform")
+DISTANCES = ("full", "score")
+
+
+def _od_term(od2: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Squared positive robust z-score of ``OD^(2/3)`` (Wilson-Hilferty, as in ROBPCA).
+
+    Median and MAD are taken over the reference points ``ref`` (the current inliers).
+    """
+    t = np.sqrt(np.maximum(od2, 0.0)) ** (2.0 / 3.0)
+    r = t[ref] if np.count_nonzero(ref) >= 3 else t
+    med = np.median(r)
+    mad = diag.MAD_SCALE * np.median(np.abs(r - med))
+    if not mad > 0:
+        return np.zeros_like(t)
+    return np.maximum((t - med) / mad, 0.0) ** 2
+
+
+def _sq_norms(c: Centering, diag_k: np.ndarray) -> np.ndarray:
+    """``||phi(x_i) - theta||^2`` of the training points."""
+    if not c.enabled:
+        return np.maximum(diag_k, 0.0)
+    return np.maximum(diag_k - 2.0 * c.row_means + c.grand_mean, 0.0)
+
+
+def campbell_weights(d: np.ndarray, k: int, b1: float = 2.0, b2: float = 1.25) -> np.ndarray:
+    """Campbell's (1980) weight function.
+
+    ``w(d) = 1`` for ``d <= d0``, else ``(d0 / d) exp(-(d - d0)^2 / (2 b2^2))``, with
+    ``d0 = sqrt(k) + b1 / sqrt(2)``.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    d0 = np.sqrt(k) + b1 / np.sqrt(2.0)
+    w = np.ones_like(d)
+    hi = d > d0
+    w[hi] = (d0 / d[hi]) * np.exp(-((d[hi] - d0) ** 2) / (2.0 * b2**2))
+    return w
+
+
+class WeightedKernelPCA(RobustKernelPCA):
+    """Weighted kernel PCA: KPCA with Campbell's robust weighted covariance (SPEC section 5).
+
+    Iterates, from initial weights ``w``:
+
+    1. centre ``theta = sum_i w_i phi(x_i) / sum_i w_i`` and decompose
+       ``K* = W (K - 1_w W K - K W 1_w + 1_w W K W 1_w) W`` (``W = diag(w)``,
+       ``1_w = 11^T / sum w``), i.e. the feature-space covariance
+       ``C_w = sum_i w_i^2 (phi_i - theta)(phi_i - theta)^T / sum_i w_i^2``;
+    2. kernelised Mahalanobis distances inside the subspace,
+       ``d_i^2 = sum_l y_l(x_i)^2 / lambda_l`` with raw scores
+       ``y_l(x_i) = <phi(x_i) - theta, f_l>`` and ``lambda_l = mu_l / sum w^2``;
+       With ``distance='full'`` (default) the orthogonal part is added as one more
+       degree of freedom, ``d_i^2 += max(0, z_i)^2`` with the robust z-score
+       ``z_i = (OD_i^(2/3) - median) / MAD`` of ``OD_i^2 = ||phi(x_i) - theta||^2 -
+       sum_l y_l(x_i)^2`` (Wilson-Hilferty, as ROBPCA's cut-off; median and MAD over
+       the points of weight >= 1/2): points far from the subspace -- orthogonal
+       outliers, e.g. an isolated cluster in an RBF feature space -- are invisible
+       to the score distance alone, and an iteration on it can cycle between
+       including and excluding them;
+    3. Campbell's weights ``w_i = w(d_i)`` (:func:`campbell_weights`,
+       ``d0 = sqrt(k) + b1 / sqrt(2)``, k the degrees of freedom of ``d``);
+
+    until the weights change by less than ``robust_tol`` (when the changes stop
+    shrinking -- a redescending weight function can cycle -- the update is damped,
+    ``w <- w + rho (w_new - w)`` with ``rho`` halved down to 1/64, and grown back by
+    half while they shrink). At convergence the weights are a fixed point of steps
+    1-3. With a linear kernel this is exactly Campbell's weighted PCA in input space.
+
+    ``transform(t)`` gives the raw scores ``<phi(t) - theta, f_l>`` (new points are
+    centred by the robust centre and not down-weighted); ``fit_transform`` gives the
+    same for the training points, outliers included.
+
+    Parameters
+    ----------
+    n_components, kernel, gamma, degree, coef0, kernel_params, alpha,
+    fit_inverse_transform, eigen_solver, tol, max_iter, iterated_power,
+    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision
+        As in :class:`kpca.KernelPCA` (the solvers, the tiled/matrix-free
+        operator under ``memory_limit`` and the learned pre-image are shared).
+        ``center=False`` uses ``theta = 0`` (only the covariance is weighted).
+        The weights use the components being fitted (``n_components``); with
+        ``n_components=None`` every component is used, which makes the weights
+        nearly uniform: give an integer.
+    b1, b2 : float, default=2, 1.25
+        Campbell's constants.
+    distance : {'full', 'score'}, default='full'
+        'score': the kernelised Mahalanobis distance inside the subspace (SPEC
+        section 5 literally); 'full': plus the scaled orthogonal distance (see above).
+    init : {'spherical', 'uniform'}, default='spherical'
+        Start of the iteration. 'uniform': all weights 1 (standard KPCA), which a
+        large fraction of outliers can mask. 'spherical': distances from the
+        spherical KPCA fit (kernel spatial median, spatial-sign components, MAD
+        scales of the scores), a robust start.
+    robust_tol : float, default=1e-3
+        Stop when ``max_i |w_i - w_i_previous| <= robust_tol``.
+    robust_max_iter : int, default=30
+        Maximum reweighting iterations (each one is an eigendecomposition);
+        a ``ConvergenceWarning`` is issued if reached. Near a fixed point the
+        weights of points close to ``d0`` can drift slowly (linear convergence
+        with a rate close to 1, seen with polynomial kernels): the weights
+        are then usable but not converged to ``robust_tol``.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_samples,)
+        Campbell weights ``w_i`` of the training points.
+    center_weights_ : ndarray of shape (n_samples,)
+        ``w / sum(w)``: the centre is ``sum_i center_weights_[i] phi(x_i)``.
+    distances_ : ndarray of shape (n_samples,)
+        Kernelised Mahalanobis distances of the last iteration.
+    explained_variance_ : ndarray of shape (n_components,)
+        ``mu_l / sum w^2``: eigenvalues of the weighted covariance ``C_w``.
+    score_variance_ : ndarray of shape (n_components,)
+        Equal to ``explained_variance_`` (the scale of the score distance).
+    sd_cutoff_, od_cutoff_ : float
+        Cut-offs of the score and orthogonal distances (97.5 %).
+    n_iter_ : int
+    converged_ : bool
+    Also every attribute of :class:`kpca.KernelPCA`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from kpca import WeightedKernelPCA
+    >>> X, _ = make_circles(100, factor=0.3, noise=0.05, random_state=0)
+    >>> WeightedKernelPCA(n_components=2, kernel="rbf", gamma=5).fit_transform(X).shape
+    (100, 2)
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="linear",
+        gamma=None,
+        degree=3,
+        coef0=1,
+        kernel_params=None,
+        alpha=1.0,
+        fit_inverse_transform=False,
+        eigen_solver="auto",
+        tol=0,
+        max_iter=None,
+        iterated_power="auto",
+        remove_zero_eig=False,
+        random_state=None,
+        copy_X=True,
+        n_jobs=None,
+        center=True,
+        memory_limit=None,
+        precision="auto",
+        b1=2.0,
+        b2=1.25,
+        distance="full",
+        init="spherical",
+        robust_tol=1e-3,
+        robust_max_iter=30,
+    ):
+        super().__init__(
+            n_components, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params, alpha=alpha,
+            fit_inverse_transform=fit_inverse_transform, eigen_solver=eigen_solver, tol=tol,
+            max_iter=max_iter, iterated_power=iterated_power, remove_zero_eig=remove_zero_eig,
+            random_state=random_state, copy_X=copy_X, n_jobs=n_jobs, center=center,
+            memory_limit=memory_limit, precision=precision,
+        )
+        self.b1 = b1
+        self.b2 = b2
+        self.distance = distance
+        self.init = init
+        self.robust_tol = robust_tol
+        self.robust_max_iter = robust_max_iter
+
+    def _check_robust_params(self) -> None:
+        super()._check_robust_params()
+        for name in ("b1", "b2"):
+            v = getattr(self, name)
+            if not (_is_real(v) and np.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0; got {v!r}.")
+        if self.distance not in DISTANCES:
+            raise ValueError(f"distance must be one of {list(DISTANCES)}; got {self.distance!r}.")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {list(INITS)}; got {self.init!r}.")
+
+    # ------------------------------------------------------------------ iteration
+    def _centering_for(self, op, w: np.ndarray) -> Centering:
+        if not self.center:
+            return Centering(np.zeros(op.n), 0.0, enabled=False, scale=w)
+        g = w / w.sum()
+        m = np.asarray(op.matmat(g[:, None].astype(op.dtype)), dtype=np.float64).ravel()
+        return Centering(m, float(g @ m), weights=g, scale=w)
+
+    def _raw_scores(self, op, c: Centering, A: np.ndarray) -> np.ndarray:
+        """``K~ S A``: raw scores of the training points (one pass over K)."""
+        unscaled = Centering(c.row_means, c.grand_mean, enabled=c.enabled, weights=c.weights)
+        SA = A * c.scale[:, None]
+        return np.asarray(CenteredOperator(op, unscaled).matmat(SA.astype(op.dtype)),
+                          dtype=np.float64)
+
+    def _initial_distances(self, op, diag_k, plan, rng) -> np.ndarray | None:
+        """Mahalanobis-type distances from the spherical KPCA fit (robust start)."""
+        floor = self._dist_floor
+        if self.center:
+            g, m, c, dist, _, _ = spatial_median(
+                op, diag_k, tol=1e-6, max_iter=200, floor=floor
+            )
+            cs = Centering(m, c, weights=g, scale=1.0 / np.maximum(dist, floor))
+        else:
+            dist = np.sqrt(np.maximum(diag_k, 0.0))
+            cs = Centering(np.zeros(op.n), 0.0, enabled=False,
+                           scale=1.0 / np.maximum(dist, floor))
+        res = self._solve_wrapped(op, cs, plan, rng)
+        keep = res.values > 0
+        if not np.any(keep):
+            return None
+        A = res.vectors[:, keep] / np.sqrt(res.values[keep])
+        raw = self._raw_scores(op, cs, np.asarray(A, np.float64))
+        lam = diag.robust_scale(raw) ** 2
+        ok = lam > 0
+        if not np.any(ok):
+            return None
+        d2 = np.sum(raw[:, ok] ** 2 / lam[ok], axis=1)
+        if self.distance == "full":
+            od2 = np.maximum(_sq_norms(cs, diag_k) - np.sum(raw**2, axis=1), 0.0)
+            d2 = d2 + _od_term(od2, np.ones(od2.size, bool))
+        return np.sqrt(d2)
+
+    def _robust_centering(self, op, diag_k, plan, rng) -> Centering:
+        n = op.n
+        w = np.ones(n)
+        if self.init == "spherical":
+            d = self._initial_distances(op, diag_k, plan, rng)
+            if d is not None:
+                k = plan.k if plan.fraction is None else 1
+                k = min(k, n) + (self.distance == "full")
+                w = campbell_weights(d, k, self.b1, self.b2)
+        d = np.zeros(n)
+        converged, it = False, 0
+        rho, previous = 1.0, np.inf
+        for it in range(1, self.robust_max_iter + 1):  # noqa: B007 (read after the loop)
+            if not np.any(w > 0):
+                raise ValueError(
+                    "WeightedKernelPCA: every Campbell weight underflowed to 0; increase "
+                    "b2 or n_components."
+                )
+            c = self._centering_for(op, w)
+            res = self._solve_wrapped(op, c, plan, rng)
+            keep = res.values > 0
+            if not np.any(keep):  # no variance left: nothing to reweight
+                converged = True
+                break
+            mu = np.asarray(res.values[keep], np.float64)
+            A = np.asarray(res.vectors[:, keep], np.float64) / np.sqrt(mu)
+            raw = self._raw_scores(op, c, A)
+            lam = mu / np.sum(w**2)
+            d2 = np.sum(raw**2 / lam, axis=1)
+            dof = mu.size
+            if self.distance == "full":  # plus the orthogonal part, one more dimension
+                od2 = np.maximum(_sq_norms(c, diag_k) - np.sum(raw**2, axis=1), 0.0)
+                d2 = d2 + _od_term(od2, np.ones(od2.size, bool))
+                dof += 1
+            d = np.sqrt(d2)
+            w_new = campbell_weights(d, dof, self.b1, self.b2)
+            change = float(np.max(np.abs(w_new - w)))
+            if change <= self.robust_tol:
+                w = w_new
+                converged = True
+                break
+            # a redescending weight function can make the iteration cycle: when the
+            # change stops shrinking, damp the update (w += rho (w_new - w))
+            if change >= 0.9 * previous:
+                rho = max(rho / 2.0, 1.0 / 64.0)
+            else:
+                rho = min(1.0, 1.5 * rho)
+            previous = change
+            w = w + rho * (w_new - w)
+        if not converged:
+            warnings.warn(
+                f"WeightedKernelPCA: the weights did not converge in {it} iterations; "
+                "raise robust_max_iter or robust_tol.",
+                ConvergenceWarning,
+                stacklevel=6,
+            )
+        self.n_iter_, self.converged_ = it, converged
+        self.weights_ = w
+        self.distances_ = d
+        c = self._centering_for(op, w)
+        self.center_weights_ = c.weights if c.weights is not None else np.zeros(n)
+        return c
+
+    def _fit_inverse(self, X_transformed, X) -> None:
+        Z = self._raw_training_scores(X_transformed)
+        self._fit_scores = Z
+        super()._fit_inverse(Z, X)
+
+    def _fit(self, X) -> np.ndarray:
+        Z = super()._fit(X)
+        raw = self.__dict__.pop("_fit_scores", None)
+        if raw is None:
+            raw = self._raw_training_scores(Z)
+        sw2 = float(np.sum(self.weights_**2))
+        self.explained_variance_ = (self.eigenvalues_ / sw2).astype(self.eigenvalues_.dtype)
+        self.score_variance_ = np.asarray(self.explained_variance_, dtype=np.float64)
+        c = self._centering
+        kd = (np.asarray(self.X_fit_.diagonal(), np.float64) if self._is_precomputed()
+              else np.asarray(self.kernel_.diag(self.X_fit_), np.float64))
+        sq = kd - 2.0 * c.row_means + c.grand_mean if c.enabled else kd
+        self._robust_statistics(raw, np.maximum(sq, 0.0))
+        return raw

@@ -1,0 +1,165 @@
+"""NystromKernelPCA against independent computations of the Nyström kernel PCA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from kpca import KernelPCA, NystromKernelPCA
+from kpca.kernels import RBF, Laplacian
+
+
+def _data(n=120, d=3, seed=0):
+    X, _ = make_blobs(n, n_features=d, centers=4, cluster_std=1.5, random_state=seed)
+    return X
+
+
+def _align(A, B):
+    """Flip the columns of A to match the signs of B."""
+    s = np.sign(np.sum(A * B, axis=0))
+    s[s == 0] = 1
+    return A * s
+
+
+def _explicit_nystrom(kernel, X, Z, T, k):
+    """Nyström KPCA by the textbook route: form K^ = K_nm K_mm^+ K_mn, centre it with
+    H (SPEC section 2), eigh, project new rows with the training-mean centring."""
+    n = X.shape[0]
+    Knm = kernel.block(X, Z)
+    Kmm_pinv = np.linalg.pinv(kernel.block(Z), rcond=1e-10, hermitian=True)
+    K = Knm @ Kmm_pinv @ Knm.T
+    H = np.eye(n) - 1.0 / n
+    mu, V = np.linalg.eigh(H @ K @ H)
+    mu, V = mu[::-1][:k], V[:, ::-1][:, :k]
+    Kt = kernel.block(T, Z) @ Kmm_pinv @ Knm.T
+    ones_t = np.full((T.shape[0], n), 1.0 / n)
+    ones = np.full((n, n), 1.0 / n)
+    Kt_c = Kt - ones_t @ K - Kt @ ones + ones_t @ K @ ones
+    return mu, V * np.sqrt(mu), Kt_c @ (V / np.sqrt(mu)), np.trace(H @ K @ H)
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.1), Laplacian(gamma=0.2)])
+def test_equals_explicit_nystrom(landmarks, kernel):
+    X, T = _data(150), _data(20, seed=1)
+    est = NystromKernelPCA(5, n_landmarks=30, landmarks=landmarks, kernel=kernel,
+                           random_state=0).fit(X)
+    mu, Y, Yt, tr = _explicit_nystrom(est.kernel_, X, est.landmarks_, T, 5)
+    np.testing.assert_allclose(est.eigenvalues_, mu, rtol=1e-7)
+    np.testing.assert_allclose(est.explained_variance_, mu / X.shape[0], rtol=1e-7)
+    np.testing.assert_allclose(est.explained_variance_ratio_, mu / tr, rtol=1e-7)
+    Z = est.transform(X)
+    np.testing.assert_allclose(_align(Z, Y), Y, atol=1e-7 * np.abs(Y).max())
+    Zt = est.transform(T)
+    s = np.sign(np.sum(Z * Y, axis=0))
+    np.testing.assert_allclose(Zt * s, Yt, atol=1e-7 * np.abs(Yt).max())
+
+
+def test_all_rows_as_landmarks_equals_exact_kpca():
+    X, T = _data(100), _data(15, seed=2)
+    exact = KernelPCA(6, kernel="rbf", gamma=0.1, eigen_solver="dense").fit(X)
+    nys = NystromKernelPCA(6, n_landmarks=100, kernel="rbf", gamma=0.1).fit(X)
+    assert nys.n_landmarks_ == 100
+    np.testing.assert_allclose(nys.eigenvalues_, exact.eigenvalues_, rtol=1e-6)
+    Ze, Zn = exact.transform(T), nys.transform(T)
+    np.testing.assert_allclose(_align(Zn, Ze), Ze, atol=1e-6)
+    np.testing.assert_allclose(_align(nys.transform(X), exact.transform(X)),
+                               exact.transform(X), atol=1e-6)
+
+
+def test_streaming_equals_one_block():
+    X = _data(200)
+    a = NystromKernelPCA(4, n_landmarks=40, gamma=0.1, random_state=3).fit(X)
+    b = NystromKernelPCA(4, n_landmarks=40, gamma=0.1, random_state=3, block_size=7).fit(X)
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), atol=1e-10)
+
+
+def test_one_row_equals_batch_row():
+    X = _data(80)
+    est = NystromKernelPCA(3, n_landmarks=20, gamma=0.1, random_state=0).fit(X)
+    Z = est.transform(X)
+    np.testing.assert_allclose(est.transform(X[5:6]), Z[5:6], atol=1e-12)
+
+
+def test_training_scores_are_centred_with_right_variance():
+    X = _data(150)
+    est = NystromKernelPCA(4, n_landmarks=50, gamma=0.1, random_state=0)
+    Z = est.fit_transform(X)
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-10)
+    np.testing.assert_allclose((Z**2).sum(axis=0), est.eigenvalues_, rtol=1e-8)
+    np.testing.assert_allclose(Z.T @ Z, np.diag(est.eigenvalues_), atol=1e-8 * Z.size)
+
+
+def test_more_landmarks_closer_to_exact():
+    X = _data(400, d=5)
+    exact = KernelPCA(5, kernel="rbf", gamma=0.05).fit(X).eigenvalues_
+    errs = [
+        np.max(np.abs(NystromKernelPCA(5, n_landmarks=m, gamma=0.05, landmarks="kmeans",
+                                       random_state=0).fit(X).eigenvalues_ - exact) / exact)
+        for m in (10, 40, 160)
+    ]
+    assert errs[2] < errs[0]
+    assert errs[2] < 1e-2
+
+
+def test_float32_in_float32_out_and_close_to_float64():
+    X = _data(200)
+    e64 = NystromKernelPCA(3, n_landmarks=40, gamma=0.1, random_state=0).fit(X)
+    e32 = NystromKernelPCA(3, n_landmarks=40, gamma=0.1, random_state=0).fit(
+        X.astype(np.float32))
+    Z32 = e32.transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32 and e32.eigenvalues_.dtype == np.float32
+    np.testing.assert_allclose(e32.eigenvalues_, e64.eigenvalues_, rtol=1e-3)
+    Z64 = e64.transform(X)
+    np.testing.assert_allclose(_align(Z32, Z64), Z64, atol=2e-3 * np.abs(Z64).max())
+
+
+def test_n_components_fraction_and_none():
+    X = _data(150)
+    full = NystromKernelPCA(None, n_landmarks=30, gamma=0.1, random_state=0).fit(X)
+    assert full.n_components_ <= 30
+    np.testing.assert_allclose(full.explained_variance_ratio_.sum(), 1.0, rtol=1e-8)
+    part = NystromKernelPCA(0.8, n_landmarks=30, gamma=0.1, random_state=0).fit(X)
+    cum = np.cumsum(full.explained_variance_ratio_)
+    assert part.n_components_ == int(np.searchsorted(cum, 0.8) + 1)
+    assert part.explained_variance_ratio_.sum() >= 0.8
+
+
+def test_gamma_heuristic_and_names():
+    X = _data(100)
+    est = NystromKernelPCA(2, n_landmarks=10, gamma="median", random_state=0).fit(X)
+    assert est.gamma_ > 0
+    assert list(est.get_feature_names_out()) == ["nystromkernelpca0", "nystromkernelpca1"]
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_landmarks": 0}, "n_landmarks"),
+        ({"landmarks": "random"}, "landmarks"),
+        ({"kernel": "precomputed"}, "precomputed"),
+        ({"n_components": 1.5}, "n_components"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"rcond": 2.0}, "rcond"),
+        ({"block_size": 0}, "block_size"),
+    ],
+)
+def test_bad_params(params, match):
+    with pytest.raises(ValueError, match=match):
+        NystromKernelPCA(**params).fit(_data(20))
+
+
+def test_float32_precision_on_float64_data():
+    X = _data(300)
+    a = NystromKernelPCA(4, n_landmarks=60, gamma=0.1, random_state=0).fit(X)
+    b = NystromKernelPCA(4, n_landmarks=60, gamma=0.1, random_state=0,
+                         precision="float32").fit(X)
+    Zb = b.transform(X)
+    assert Zb.dtype == np.float64 and b.eigenvalues_.dtype == np.float64
+    np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, rtol=1e-3)
+    Za = a.transform(X)
+    np.testing.assert_allclose(_align(Zb, Za), Za, atol=1e-3 * np.abs(Za).max())
+    with pytest.raises(ValueError, match="precision"):
+        NystromKernelPCA(precision="half").fit(X)

@@ -1,0 +1,100 @@
+"""RandomFeatureKernelPCA against explicit PCA of the same features and exact KPCA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.decomposition import PCA
+
+from kpca import KernelPCA, RandomFeatureKernelPCA
+
+
+def _data(n=150, d=3, seed=0):
+    X, _ = make_blobs(n, n_features=d, centers=3, cluster_std=1.5, random_state=seed)
+    return X
+
+
+def _align(A, B):
+    s = np.sign(np.sum(A * B, axis=0))
+    s[s == 0] = 1
+    return A * s
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_equals_pca_of_the_explicit_features(kernel):
+    X, T = _data(), _data(20, seed=1)
+    est = RandomFeatureKernelPCA(4, n_features=50, kernel=kernel, gamma=0.2,
+                                 random_state=0).fit(X)
+    W, b = est.random_weights_, est.random_offset_
+    Zx = np.sqrt(2 / 50) * np.cos(X @ W + b)
+    Zt = np.sqrt(2 / 50) * np.cos(T @ W + b)
+    pca = PCA(4, svd_solver="full").fit(Zx)
+    n = X.shape[0]
+    np.testing.assert_allclose(est.explained_variance_, pca.explained_variance_ * (n - 1) / n,
+                               rtol=1e-8)
+    np.testing.assert_allclose(est.eigenvalues_, pca.explained_variance_ * (n - 1), rtol=1e-8)
+    np.testing.assert_allclose(est.explained_variance_ratio_, pca.explained_variance_ratio_,
+                               rtol=1e-8)
+    ref = pca.transform(Zt)
+    np.testing.assert_allclose(_align(est.transform(T), ref), ref, atol=1e-8)
+
+
+@pytest.mark.parametrize("kernel, gamma", [("rbf", 0.1), ("laplacian", 0.1)])
+def test_many_features_approach_exact_kpca(kernel, gamma):
+    X = _data(200)
+    exact = KernelPCA(3, kernel=kernel, gamma=gamma).fit(X)
+    rff = RandomFeatureKernelPCA(3, n_features=1000, kernel=kernel, gamma=gamma,
+                                 random_state=0).fit(X)
+    np.testing.assert_allclose(rff.eigenvalues_, exact.eigenvalues_, rtol=0.1)
+    # the top-2 score subspaces agree: canonical correlations between them close to 1
+    Ze, Zr = exact.transform(X)[:, :2], rff.transform(X)[:, :2]
+    Qe, _ = np.linalg.qr(Ze - Ze.mean(0))
+    Qr, _ = np.linalg.qr(Zr - Zr.mean(0))
+    assert np.linalg.svd(Qe.T @ Qr, compute_uv=False).mean() > 0.95
+
+
+def test_feature_map_is_unbiased_rbf_kernel():
+    X = _data(30)
+    from kpca.approx import FourierMap
+
+    rng = np.random.RandomState(0)
+    D = 20000
+    fmap = FourierMap(rng.normal(scale=np.sqrt(0.2), size=(3, D)),
+                      rng.uniform(0, 2 * np.pi, D), np.float64)
+    Z = fmap(X)
+    K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    assert np.max(np.abs(Z @ Z.T - K)) < 0.05
+
+
+def test_streaming_equals_one_block_and_float32():
+    X = _data(300)
+    a = RandomFeatureKernelPCA(3, n_features=64, gamma=0.1, random_state=1).fit(X)
+    b = RandomFeatureKernelPCA(3, n_features=64, gamma=0.1, random_state=1,
+                               block_size=11).fit(X)
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), atol=1e-10)
+    c = RandomFeatureKernelPCA(3, n_features=64, gamma=0.1, random_state=1).fit(
+        X.astype(np.float32))
+    assert c.transform(X.astype(np.float32)).dtype == np.float32
+    np.testing.assert_allclose(c.eigenvalues_, a.eigenvalues_, rtol=1e-3)
+
+
+def test_scores_centred():
+    X = _data(200)
+    Z = RandomFeatureKernelPCA(3, n_features=80, gamma=0.1, random_state=0).fit_transform(X)
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_features": 0}, "n_features"),
+        ({"kernel": "poly"}, "kernel"),
+        ({"gamma": 0}, "gamma"),
+        ({"n_components": 0}, "n_components"),
+    ],
+)
+def test_bad_params(params, match):
+    with pytest.raises(ValueError, match=match):
+        RandomFeatureKernelPCA(**params).fit(_data(20))

@@ -1,0 +1,97 @@
+"""Subspace: expansion coefficients and feature-space geometry against full-matrix NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _naive_preimage import NaiveKPCA, kernel_matrix
+from hypothesis import given
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from kpca import KernelPCA
+from kpca.preimage import Subspace
+
+
+def fitted(name, center, k, seed=0, n=40, d=3, **kw):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((n, d))
+    T = rng.standard_normal((7, d)) * 1.5
+    est = KernelPCA(n_components=k, kernel=name, center=center, eigen_solver="dense", **kw)
+    est.fit(X)
+    ref = NaiveKPCA(X, k, name, center=center, **kw)
+    return est, ref, X, T
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    center=st.booleans(),
+    k=st.integers(1, 6),
+    gamma=st.floats(0.05, 2.0),
+)
+def test_geometry_matches_full_matrices(seed, center, k, gamma):
+    est, ref, X, T = fitted("rbf", center, k, seed=seed, gamma=gamma)
+    space = Subspace.from_estimator(est)
+    Y = est.transform(T)
+    G_ref = ref.gammas(ref.scores(T))  # independent eigh, so only sign-invariant quantities
+    c = space.offsets(Y)
+    # columns blocks of Gamma, and their concatenation
+    G = np.hstack([space.coefficients(Y, c, j0, j1) for j0, j1 in [(0, 13), (13, 40)]])
+    assert_allclose(G, G_ref, atol=1e-8)
+    if center:
+        assert_allclose(G.sum(axis=1), 1.0, atol=1e-10)
+    K = ref.K
+    pn_ref = np.einsum("ai,ij,aj->a", G_ref, K, G_ref)  # ||sum_i gamma_i phi(x_i)||^2
+    assert_allclose(space.proj_sqnorm(Y), pn_ref, atol=1e-8)
+    d2_ref = pn_ref[:, None] - 2 * G_ref @ K + np.diag(K)[None, :]
+    d2 = space.feature_sqdist(Y, 0, 40, space.fit_sqnorms())
+    assert_allclose(d2, np.maximum(d2_ref, 0), atol=1e-8)
+
+
+def test_linear_expansion_is_pca_reconstruction():
+    """For the linear kernel sum_i gamma_i x_i is PCA's reconstruction (sklearn)."""
+    from sklearn.decomposition import PCA
+
+    est, _, X, T = fitted("linear", True, 2)
+    space = Subspace.from_estimator(est)
+    Y = est.transform(T)
+    G = space.coefficients(Y, space.offsets(Y), 0, X.shape[0])
+    pca = PCA(2).fit(X)
+    assert_allclose(G @ X, pca.inverse_transform(pca.transform(T)), atol=1e-10)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_nearest_blocked_equals_brute_force(center):
+    est, ref, X, T = fitted("rbf", center, 5, gamma=0.4)
+    space = Subspace.from_estimator(est)
+    Y = est.transform(T)
+    D = space.feature_sqdist(Y, 0, X.shape[0], space.fit_sqnorms())
+    for block_bytes in (1, 10**9):  # 64-column blocks (running top-k) and one block
+        idx, d2 = space.nearest(Y, 6, block_bytes=block_bytes)
+        assert_allclose(d2, np.sort(D, axis=1)[:, :6], atol=1e-12)
+        assert_allclose(np.take_along_axis(D, idx, axis=1), d2, atol=1e-12)
+    idx, _ = space.nearest(Y, 500)
+    assert idx.shape == (7, X.shape[0])
+
+
+@pytest.mark.parametrize("name, kw", [("rbf", {"gamma": 0.3}),
+                                      ("poly", {"degree": 2, "gamma": 0.5}),
+                                      ("linear", {})])
+def test_residual_matches_full_matrices(name, kw):
+    est, ref, X, T = fitted(name, True, 3, **kw)
+    space = Subspace.from_estimator(est)
+    Y = est.transform(T)
+    G = ref.gammas(ref.scores(T))
+    Z = T + 0.1
+    kzz = np.diag(kernel_matrix(name, Z, Z, **kw))
+    kzx = kernel_matrix(name, Z, X, **kw)
+    ref_res = kzz - 2 * np.einsum("ai,ai->a", G, kzx) + np.einsum("ai,ij,aj->a", G, ref.K, G)
+    assert_allclose(space.residual(Z, Y, block_bytes=1), np.maximum(ref_res, 0), atol=1e-8,
+                    rtol=1e-8)
+
+
+def test_truncate_keeps_first_components():
+    est, _, X, T = fitted("rbf", True, 5, gamma=0.5)
+    s3 = Subspace.from_estimator(est).truncate(3)
+    assert s3.k == 3 and s3.n == X.shape[0]
+    assert_allclose(s3.alphas, Subspace.from_estimator(est, 3).alphas)

@@ -1,0 +1,216 @@
+"""End-to-end tests of the CLI commands inverse, denoise, plot, select and demo
+sections, including bad input files (clear errors, no partial output)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import kpca  # noqa: E402
+from kpca import cli  # noqa: E402
+from kpca._io import read_table, write_table  # noqa: E402
+from kpca._persist import load_model  # noqa: E402
+from kpca.datasets import three_clusters  # noqa: E402
+from kpca.selection import select_kernel  # noqa: E402
+
+
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def clean_error(code, err, *fragments, status=2):
+    assert code == status, err
+    assert err.strip().splitlines()[-1].startswith("kpca: error:")
+    assert "Traceback" not in err
+    for f in fragments:
+        assert f in err, err
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return three_clusters(n_per_cluster=20)
+
+
+@pytest.fixture
+def files(tmp_path, toy):
+    X, y = toy
+    write_table(tmp_path / "X.csv", X, ["a", "b"])
+    write_table(tmp_path / "Xy.csv", np.c_[X, y], ["a", "b", "label"])
+    (tmp_path / "labels.txt").write_text("cluster\n" + "\n".join(f"c{v}" for v in y) + "\n")
+    return tmp_path
+
+
+@pytest.fixture
+def model(capsys, files):
+    code, _, err = run(capsys, "fit", files / "X.csv", "--kernel", "rbf", "--gamma", "10",
+                       "-k", "6", "--fit-inverse", "--alpha", "0.01", "--save",
+                       files / "m.kpca")
+    assert code == 0, err
+    return files / "m.kpca"
+
+
+def test_inverse_and_denoise_match_the_library(capsys, files, model, toy):
+    X, _ = toy
+    est = kpca.KernelPCA(6, kernel="rbf", gamma=10.0, fit_inverse_transform=True,
+                         alpha=0.01).fit(X)
+    Y = est.transform(X)
+    write_table(files / "scores.csv", Y)
+    code, _, err = run(capsys, "inverse", "-m", model, files / "scores.csv",
+                       "-o", files / "inv.csv")
+    assert code == 0, err
+    R, cols = read_table(files / "inv.csv")
+    assert cols == ["x0", "x1"]
+    np.testing.assert_allclose(R, est.inverse_transform(Y), atol=1e-10)
+
+    code, _, err = run(capsys, "denoise", "-m", model, files / "X.csv", "-k", "2",
+                       "-o", files / "den.npy")
+    assert code == 0, err
+    D, _ = read_table(files / "den.npy")
+    if hasattr(est, "denoise"):
+        expected = est.denoise(X, n_components=2, method="auto")
+    else:
+        expected = est.inverse_transform(est.transform(X))
+    np.testing.assert_allclose(D, expected, atol=1e-8)
+
+
+def test_inverse_needs_learned_map(capsys, files):
+    run(capsys, "fit", files / "X.csv", "--kernel", "rbf", "--save", files / "plain.kpca")
+    code, _, err = run(capsys, "inverse", "-m", files / "plain.kpca", files / "X.csv",
+                       "-o", files / "out.csv")
+    clean_error(code, err, "--fit-inverse")
+    assert not (files / "out.csv").exists()
+
+
+def test_plot_commands_write_figures(capsys, files, model):
+    code, out, err = run(capsys, "plot", "scatter", "-m", model, "-d", files / "X.csv",
+                         "--labels", files / "labels.txt", "-o", files / "s.png")
+    assert code == 0, err
+    assert (files / "s.png").read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, "plot", "scree", "-m", model, "-o", files / "scree.svg")
+    assert code == 0 and "<svg" in (files / "scree.svg").read_text()
+    code, _, err = run(capsys, "plot", "contours", "-m", model, "-d", files / "Xy.csv",
+                       "--label-column", "label", "-k", "4", "-o", files / "c.pdf")
+    assert code == 0, err
+    assert (files / "c.pdf").read_bytes()[:4] == b"%PDF"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["scatter"], "needs --data"),
+        (["scatter", "-d", "X.csv", "--components", "1,9"], "has 6 components"),
+        (["scatter", "-d", "X.csv", "--labels", "short.txt"], "has 2 labels"),
+        (["contours", "-d", "Xy.csv", "--label-column", "nope"], "no column named 'nope'"),
+    ],
+)
+def test_plot_errors_leave_no_file(capsys, files, model, argv, fragment):
+    (files / "short.txt").write_text("x\ny\n")
+    argv = [files / a if str(a).endswith((".csv", ".txt")) else a for a in argv]
+    code, _, err = run(capsys, "plot", *argv, "-m", model, "-o", files / "f.png")
+    clean_error(code, err, fragment)
+    assert not (files / "f.png").exists()
+
+
+def test_plot_bad_format(capsys, files, model):
+    code, _, err = run(capsys, "plot", "scree", "-m", model, "-o", files / "f.gif")
+    clean_error(code, err, "unknown figure format")
+
+
+def test_select_supervised_matches_library(capsys, files, toy):
+    X, y = toy
+    code, out, err = run(capsys, "select", files / "Xy.csv", "--label-column", "label",
+                         "--kernels", "linear,rbf", "--gammas", "0.5,20", "--cv", "3")
+    assert code == 0, err
+    lib = select_kernel(X, y, candidates=[{"kernel": ["linear"]},
+                                          {"kernel": ["rbf"], "gamma": [0.5, 20.0]}], cv=3)
+    assert lib.table() in out
+    assert "accuracy" in out and out.count("| ") >= 4
+
+
+def test_select_unsupervised_writes_table(capsys, files):
+    code, out, err = run(capsys, "select", files / "X.csv", "--kernels", "linear,rbf",
+                         "--gammas", "10", "--cv", "3", "-o", files / "sel.md")
+    assert code == 0, err and out == ""
+    text = (files / "sel.md").read_text()
+    assert "reconstruction" in text and "| ridge |" in text
+    code, _, err = run(capsys, "select", files / "X.csv", "--kernels", "bogus")
+    clean_error(code, err, "bogus")
+
+
+# ----------------------------------------------------------------------- bad input files
+BAD = {
+    "missing.csv": None,
+    "empty.csv": "",
+    "ragged.csv": "a,b\n1,2\n3\n",
+    "text.csv": "a,b\n1,2\n3,hello\n",
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+@pytest.mark.parametrize("command", ["fit-transform", "transform", "inverse", "denoise",
+                                     "select", "plot"])
+def test_bad_files_clear_errors_no_output(capsys, files, model, name, command):
+    if BAD[name] is not None:
+        (files / name).write_text(BAD[name])
+    bad = files / name
+    out = files / ("result.png" if command == "plot" else "result.csv")
+    argv = {
+        "fit-transform": ["fit-transform", bad, "-o", out, "--save", files / "new.kpca"],
+        "transform": ["transform", "-m", model, bad, "-o", out],
+        "inverse": ["inverse", "-m", model, bad, "-o", out],
+        "denoise": ["denoise", "-m", model, bad, "-o", out],
+        "select": ["select", bad, "-o", files / "result.md"],
+        "plot": ["plot", "scatter", "-m", model, "-d", bad, "-o", out],
+    }[command]
+    before = {p.name for p in files.iterdir()}
+    code, stdout, err = run(capsys, *argv)
+    expected = {"missing.csv": "no such file", "empty.csv": "empty",
+                "ragged.csv": "row 3 has 1 fields", "text.csv": "non-numeric value 'hello'"}
+    clean_error(code, err, str(bad), expected[name])
+    assert {p.name for p in files.iterdir()} == before  # nothing written, no temp files
+    assert stdout == ""
+
+
+def test_bad_model_file(capsys, files):
+    (files / "fake.kpca").write_text("not a model")
+    code, _, err = run(capsys, "denoise", "-m", files / "fake.kpca", files / "X.csv")
+    clean_error(code, err, "not a kpca model file")
+
+
+def test_help_for_every_command(capsys):
+    for command in ["fit-transform", "fit", "transform", "inverse", "denoise", "plot",
+                    "select", "info", "demo"]:
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0 and out.startswith(f"usage: kpca {command}")
+
+
+def test_demo_sections_write_pngs_and_report(capsys, tmp_path):
+    out_dir = tmp_path / "d"
+    code, out, err = run(capsys, "demo", "--out", out_dir, "--only",
+                         "toy_contours,stylometry")
+    assert code == 0, err
+    names = {p.name for p in out_dir.iterdir()}
+    assert {"toy_contours.png", "stylometry.png", "report.md", "corpus"} <= names
+    report = (out_dir / "report.md").read_text()
+    assert report.index("## Schölkopf's toy example") < report.index("## Stylometry")
+    assert "tells the authors apart with accuracy 1.000" in report
+    code, _, err = run(capsys, "demo", "--out", out_dir, "--only", "nope")
+    clean_error(code, err, "unknown section")
+
+
+def test_spectrum_model_info(capsys, tmp_path):
+    est = kpca.KernelPCA(2, kernel="spectrum").fit(["abcab", "bcabc", "xyzxy", "zyxzy"])
+    from kpca._persist import save_model
+
+    save_model(est, tmp_path / "s.kpca")
+    code, out, err = run(capsys, "info", tmp_path / "s.kpca")
+    assert code == 0, err
+    assert "spectrum(normalize=True, p=3)" in out
+    assert "4 samples (non-vector objects" in out
+    assert load_model(tmp_path / "s.kpca").kernel_.p == 3

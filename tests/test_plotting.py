@@ -1,0 +1,126 @@
+"""Plots render headless (Agg) and contain what they claim."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
+from matplotlib.contour import ContourSet  # noqa: E402
+
+from kpca import KernelPCA  # noqa: E402
+from kpca import plotting as kp  # noqa: E402
+from kpca.datasets import three_clusters  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def toy():
+    X, y = three_clusters(n_per_cluster=20)
+    model = KernelPCA(8, kernel="rbf", gamma=10.0).fit(X)
+    return X, y, model
+
+
+def test_embedding_one_scatter_per_label(tmp_path, toy):
+    X, y, model = toy
+    Z = model.transform(X)
+    fig, ax = kp.plot_embedding(Z, y, components=(0, 2), path=tmp_path / "e.png")
+    scatters = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert len(scatters) == 3
+    for lab, sc in zip(range(3), scatters, strict=True):
+        np.testing.assert_allclose(sc.get_offsets(), Z[y == lab][:, [0, 2]])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "1", "2"]
+    assert ax.get_xlabel() == "component 1" and ax.get_ylabel() == "component 3"
+    assert (tmp_path / "e.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="labels"):
+        kp.plot_embedding(Z, y[:-1])
+
+
+def test_scree_bars_are_the_ratios(tmp_path, toy):
+    model = toy[2]
+    fig, ax = kp.plot_scree(model, path=tmp_path / "s.svg")
+    heights = [p.get_height() for p in ax.patches]
+    np.testing.assert_allclose(heights, model.explained_variance_ratio_)
+    line = ax.get_lines()[0]
+    np.testing.assert_allclose(line.get_ydata(), np.cumsum(model.explained_variance_ratio_))
+    assert (tmp_path / "s.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_contours_evaluate_the_projection_functions(toy):
+    X, y, model = toy
+    extent = (-1, 1, -0.6, 1.0)
+    xx, yy, V = kp.projection_grid(model, extent, resolution=7, components=[0, 3])
+    # independent: y_l(t) = sum_i alpha_li K~_t[t, i] with the training-mean centring
+    G = np.column_stack([xx.ravel(), yy.ravel()])
+    K = np.exp(-10 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    Kt = np.exp(-10 * ((G[:, None] - X[None]) ** 2).sum(-1))
+    Kt_c = Kt - K.mean(0)[None] - Kt.mean(1)[:, None] + K.mean()
+    A = model.eigenvectors_ / np.sqrt(model.eigenvalues_)
+    expected = Kt_c @ A
+    np.testing.assert_allclose(V[0].ravel(), expected[:, 0], atol=1e-10)
+    np.testing.assert_allclose(V[1].ravel(), expected[:, 3], atol=1e-10)
+
+    fig, axes = kp.plot_contours(model, X, y, n_components=6, ncols=4, resolution=30)
+    assert axes.shape == (2, 4)
+    visible = [ax for ax in axes.flat if ax.get_visible()]
+    assert len(visible) == 6
+    for c, ax in enumerate(visible):
+        assert ax.get_title().startswith(f"component {c + 1} (")
+        sets = [col for col in ax.collections if isinstance(col, ContourSet)]
+        assert len(sets) == 2 and sets[0].filled and not sets[1].filled
+        # the contour levels span the range of this component's projection function
+        # over the default extent (bounding box of the data plus 15 %)
+        lo, hi = X.min(0), X.max(0)
+        pad = 0.15 * (hi - lo)
+        ext = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
+        _, _, Vc = kp.projection_grid(model, ext, 30, [c])
+        assert sets[1].levels.min() <= Vc.min() and sets[1].levels.max() >= Vc.max()
+        assert sum(isinstance(col, PathCollection) for col in ax.collections) >= 3
+    with pytest.raises(ValueError, match="2-D inputs"):
+        kp.plot_contours(KernelPCA(2).fit(np.random.default_rng(0).random((10, 3))))
+
+
+def test_gallery_and_denoising_fallback(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 16))
+    model = KernelPCA(4, kernel="rbf", gamma=0.5, fit_inverse_transform=True).fit(X)
+    R = kp.reconstruct(model, X[:5])
+    expected = (model.denoise(X[:5]) if hasattr(model, "denoise")
+                else model.inverse_transform(model.transform(X[:5])))
+    np.testing.assert_allclose(R, expected)
+    fig, axes = kp.denoising_gallery(model, X[:5] + 0.1, (4, 4), X_clean=X[:5],
+                                     others={"mean": np.tile(X.mean(0), (5, 1))},
+                                     n_images=5, path=tmp_path / "g.png")
+    assert axes.shape == (4, 5)
+    assert [axes[r, 0].get_ylabel() for r in range(4)] == [
+        "original", "noisy", "kernel PCA", "mean"]
+    np.testing.assert_allclose(axes[1, 2].images[0].get_array(), (X[2] + 0.1).reshape(4, 4))
+    assert (tmp_path / "g.png").stat().st_size > 1000
+
+
+def test_outlier_map(tmp_path):
+    sd, od = np.array([1.0, 2.0, 5.0]), np.array([0.5, 3.0, 0.2])
+    fig, ax = kp.plot_outlier_map(sd, od, score_cutoff=3.0, orthogonal_cutoff=1.0,
+                                  annotate=2)
+    np.testing.assert_allclose(ax.collections[0].get_offsets(), np.c_[sd, od])
+    assert ax.get_lines()[0].get_xdata()[0] == 3.0  # vertical score cut-off
+    assert ax.get_lines()[1].get_ydata()[0] == 1.0
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "2"]
+    with pytest.raises(ValueError, match="differ in length"):
+        kp.plot_outlier_map(sd, od[:2])
+
+
+def test_bad_save_format_writes_nothing(tmp_path, toy):
+    fig, ax = kp.plot_scree(toy[2])
+    with pytest.raises(ValueError, match="unknown figure format"):
+        kp.save_figure(fig, tmp_path / "x.jpgg")
+    assert list(tmp_path.iterdir()) == []
