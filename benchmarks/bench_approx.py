@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import platform
 import time
 
 import numpy as np
@@ -51,7 +53,9 @@ def run(n: int, n_test: int, d: int, k: int, sizes: list[int]) -> None:
     Te = exact.transform(T)
     t_exact = time.perf_counter() - t0
     mu = exact.eigenvalues_
-    print(f"\nn={n}, held-out={n_test}, d={d}, k={k}, RBF gamma={gamma:.4g} (1 / (d Var X))")
+    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cores, load average at start "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"n={n}, held-out={n_test}, d={d}, k={k}, RBF gamma={gamma:.4g} (1 / (d Var X))")
     print(f"exact KernelPCA (solver {exact.eigen_solver_}): fit+transform {t_exact:.1f} s; "
           f"top-{k} eigenvalues {np.round(mu, 1).tolist()}\n")
 

@@ -12,7 +12,7 @@ Peak memory of each side is the peak resident set size above the baseline at the
 start of the call, sampled every 5 ms by a background thread (NumPy returns large
 freed arrays to the OS at once, so both libraries can be measured in one process;
 tracemalloc was avoided because its bookkeeping slows the timed code). The child
-process's peak RSS (ru_maxrss) is reported for the kpca-only runs.
+process's peak RSS (VmHWM) is reported for the kpca-only runs.
 
 The VM this project runs on backs guest memory lazily: the first touch of fresh
 memory costs ~3 s/GB, a reuse 0.2 s/GB. The script first touches --warm GB so that
@@ -130,6 +130,19 @@ def side_by_side(n: int, d: int, k: int, n_new: int, sk_solvers: list[str]) -> d
     return row
 
 
+def peak_rss() -> int:
+    """High-water RSS of this process image in bytes (VmHWM; unlike ru_maxrss it is
+    reset by exec, so a parent's memory never counts)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def kpca_alone(n: int, d: int, k: int, memory_limit: str | None) -> dict:
     import kpca
 
@@ -139,7 +152,7 @@ def kpca_alone(n: int, d: int, k: int, memory_limit: str | None) -> dict:
         k, kernel="rbf", gamma=1.0 / d, random_state=0, memory_limit=memory_limit
     ).fit(X)
     dt = time.perf_counter() - t
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rss = peak_rss()
     return {
         "n": n,
         "kpca_s": dt,
@@ -176,10 +189,11 @@ def main(argv=None) -> int:
     print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
     rows = []
-    # A kpca-only child must not touch memory it does not need (its ru_maxrss is the
-    # figure reported), so the parent warms the VM for it once.
-    if args.kpca_only:
-        warm(args.warm)
+    # A kpca-only child must not touch memory it does not need (its peak RSS is the
+    # figure reported), so a throw-away process warms the VM for it once.
+    if args.kpca_only and args.warm > 0:
+        subprocess.run([sys.executable, "-c", "import numpy as np; "
+                        f"a = np.ones(int({args.warm} * 2**30) // 8)"], check=True)
     for mode, sizes in (("side", args.n), ("alone", args.kpca_only)):
         for n in sizes:
             spec = json.dumps({"mode": mode, "n": n})

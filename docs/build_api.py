@@ -29,6 +29,7 @@ MODULES = [
     ("kpca.preimage", "pre-images"),
     ("kpca.robust", "robust kernel PCA"),
     ("kpca.approx", "approximations for large n"),
+    ("kpca.distributed", "Dask: kernel PCA on a cluster"),
     ("kpca.operators", "kernel operators"),
     ("kpca.solvers", "eigensolvers"),
 ]
@@ -107,6 +108,31 @@ def document_module(modname: str, title: str) -> str | None:
     return "\n\n".join(parts) + "\n"
 
 
+def document_cli() -> str:
+    """The ``--help`` text of ``kpca`` and of every command."""
+    import argparse
+    import contextlib
+    import io
+    import os
+
+    from kpca.cli import build_parser
+
+    os.environ["COLUMNS"] = "88"  # stable line wrapping of the help texts
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    parts = ["# `kpca` — the command line",
+             "Generated from the argument parser (`kpca COMMAND --help` prints the same). "
+             "Exit status: 0 success, 2 usage or input error, 1 other failure; errors are "
+             "one line on standard error starting with `kpca: error:`.",
+             "```text\n" + parser.format_help().rstrip() + "\n```"]
+    for name, p in sub.choices.items():
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            p.print_help()
+        parts += [f"## `kpca {name}`", "```text\n" + buf.getvalue().rstrip() + "\n```"]
+    return "\n\n".join(parts) + "\n"
+
+
 def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     OUT.mkdir(exist_ok=True)
@@ -119,6 +145,8 @@ def main() -> int:
         page = f"{modname}.md"
         (OUT / page).write_text(text, encoding="utf-8")
         index.append(f"- [`{modname}`]({page}) — {title}")
+    (OUT / "cli.md").write_text(document_cli(), encoding="utf-8")
+    index.append("- [`kpca` command line](cli.md) — every command and flag")
     (OUT / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     print(f"wrote {OUT}")
     return 0

@@ -288,7 +288,7 @@ def test_demo(capsys, tmp_path):
     assert code == 0, err
     assert "demo: circles_moons done" in err  # progress on stderr
     names = {"circles.csv", "embedding_linear.csv", "embedding_rbf.csv", "report.md",
-             "circles_moons.png"}
+             "circles_moons.png", "dual_pca.png"}
     assert {p.name for p in out_dir.iterdir()} == names
     for name in names:
         assert str(out_dir / name) in out

@@ -214,3 +214,95 @@ def test_spectrum_model_info(capsys, tmp_path):
     assert "spectrum(normalize=True, p=3)" in out
     assert "4 samples (non-vector objects" in out
     assert load_model(tmp_path / "s.kpca").kernel_.p == 3
+
+
+# ------------------------------------------------------------------ strings, kernel params
+DOCS = ["the cat sat on the mat", "the cat ate the rat", "a cat on a mat",
+        "xyz zyx yxz", "zyx xyz zzy", "yyx zxz xyz"]
+
+
+def test_spectrum_kernel_on_a_text_file(capsys, tmp_path):
+    (tmp_path / "docs.txt").write_text("\n".join(DOCS[:3]) + "\n\n" + "\n".join(DOCS[3:]))
+    (tmp_path / "labels.txt").write_text("a\na\na\nb\nb\nb\n")
+    code, _, err = run(capsys, "fit-transform", tmp_path / "docs.txt", "--kernel", "spectrum",
+                       "--kernel-params", "p=2,normalize=false", "-k", "2",
+                       "-o", tmp_path / "z.csv", "--save", tmp_path / "s.kpca")
+    assert code == 0, err
+    Z, _ = read_table(tmp_path / "z.csv")
+    lib = kpca.KernelPCA(2, kernel="spectrum", kernel_params={"p": 2, "normalize": False})
+    np.testing.assert_allclose(Z, lib.fit_transform(DOCS), atol=1e-10)  # blank line skipped
+    code, out, err = run(capsys, "transform", "-m", tmp_path / "s.kpca", tmp_path / "docs.txt")
+    assert code == 0, err
+    np.testing.assert_allclose(np.loadtxt(out.splitlines()[1:], delimiter=","), Z, atol=1e-10)
+    code, _, err = run(capsys, "plot", "scatter", "-m", tmp_path / "s.kpca", "-d",
+                       tmp_path / "docs.txt", "--labels", tmp_path / "labels.txt",
+                       "-o", tmp_path / "s.png")
+    assert code == 0, err
+    # what strings cannot do: clear errors, nothing written
+    for argv, fragment in [
+        (["denoise", "-m", tmp_path / "s.kpca", tmp_path / "docs.txt", "-o",
+          tmp_path / "x.csv"], "fitted on strings"),
+        (["inverse", "-m", tmp_path / "s.kpca", tmp_path / "z.csv", "-o", tmp_path / "x.csv"],
+         "fitted on strings"),
+        (["plot", "contours", "-m", tmp_path / "s.kpca", "-o", tmp_path / "x.png"],
+         "non-vector objects"),
+    ]:
+        code, _, err = run(capsys, *argv)
+        clean_error(code, err, fragment)
+    assert not list(tmp_path.glob("x.*"))
+    # a table for a string kernel, a .txt for a numeric one: clear errors
+    write_table(tmp_path / "n.csv", np.ones((3, 2)))
+    code, _, err = run(capsys, "fit", tmp_path / "n.csv", "--kernel", "spectrum",
+                       "--save", tmp_path / "x.kpca")
+    clean_error(code, err, "one document per line")
+    code, _, err = run(capsys, "fit", tmp_path / "docs.txt", "--kernel", "rbf",
+                       "--save", tmp_path / "x.kpca")
+    clean_error(code, err, "documents for a string kernel")
+    (tmp_path / "empty.txt").write_text("\n \n")
+    code, _, err = run(capsys, "fit", tmp_path / "empty.txt", "--kernel", "spectrum",
+                       "--save", tmp_path / "x.kpca")
+    clean_error(code, err, "empty")
+    assert not (tmp_path / "x.kpca").exists()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("p=4,normalize=false", {"p": 4, "normalize": False}),
+    ('{"p": 4, "normalize": true}', {"p": 4, "normalize": True}),
+    ("beta=[1, 0.5]", {"beta": [1, 0.5]}),
+])
+def test_kernel_params_flag(text, expected):
+    assert cli._kernel_params(text) == expected
+
+
+def test_kernel_params_reach_the_estimator(capsys, files, toy):
+    X, _ = toy
+    code, out, err = run(capsys, "fit-transform", files / "X.csv", "--kernel", "anova",
+                         "--gamma", "2", "--kernel-params", "beta=[1, 0.25]")
+    assert code == 0, err
+    Z = np.loadtxt(out.splitlines()[1:], delimiter=",")
+    lib = kpca.KernelPCA(2, kernel="anova", gamma=2, kernel_params={"beta": [1, 0.25]})
+    np.testing.assert_allclose(Z, lib.fit_transform(X), atol=1e-10)
+    code, _, err = run(capsys, "fit-transform", files / "X.csv", "--kernel-params", "p")
+    clean_error(code, err, "name=value")
+
+
+def test_plot_outlier_map(capsys, files, model):
+    code, _, err = run(capsys, "plot", "outliers", "-m", model, "--annotate", "2",
+                       "-o", files / "o.png")
+    assert code == 0, err
+    assert (files / "o.png").read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, "plot", "outliers", "-m", model, "-d", files / "X.csv",
+                       "-o", files / "o.svg")
+    assert code == 0 and "<svg" in (files / "o.svg").read_text()
+
+
+def test_select_with_more_preimage_methods(capsys, files, toy):
+    X, _ = toy
+    code, out, err = run(capsys, "select", files / "X.csv", "--kernels", "rbf", "--gammas",
+                         "10", "--preimages", "ridge,mds", "--cv", "3")
+    assert code == 0, err
+    lib = select_kernel(X, candidates=[{"kernel": ["rbf"], "gamma": [10.0]}], cv=3,
+                        preimage_methods=("ridge", "mds"))
+    assert lib.table() in out and "| mds |" in out and "| ridge |" in out
+    code, _, err = run(capsys, "select", files / "X.csv", "--preimages", "magic")
+    clean_error(code, err, "magic")

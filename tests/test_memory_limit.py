@@ -90,3 +90,20 @@ def test_transform_is_blocked_over_rows():
     idx = [0, 1234, 19999]
     np.testing.assert_allclose(Z[idx], np.vstack([est.transform(T[i : i + 1]) for i in idx]),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_transform_blocks_follow_a_small_memory_limit():
+    # with memory_limit="16MB" the transform's blocks shrink below the default 32 MB
+    rng = np.random.default_rng(2)
+    X, T = rng.normal(size=(2000, 4)), rng.normal(size=(6000, 4))
+    est = KernelPCA(3, kernel="rbf", gamma=0.3, random_state=0, memory_limit="16MB").fit(X)
+    ref = KernelPCA(3, kernel="rbf", gamma=0.3, random_state=0).fit(X)
+    tracemalloc.start()
+    try:
+        Z = est.transform(T)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the output itself (6000 x 3) is allowed on top of the limit
+    assert peak <= parse_memory("16MB") / 2 + Z.nbytes, peak
+    np.testing.assert_allclose(Z, ref.transform(T), rtol=1e-10, atol=1e-10)

@@ -124,3 +124,51 @@ def test_bad_save_format_writes_nothing(tmp_path, toy):
     with pytest.raises(ValueError, match="unknown figure format"):
         kp.save_figure(fig, tmp_path / "x.jpgg")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_outlier_map_of_a_model(tmp_path):
+    from kpca.robust import cutoffs, distances
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.standard_normal((40, 2)), [[6.0, 6.0], [0.0, 7.0]]])
+    model = KernelPCA(2, kernel="rbf", gamma=0.2).fit(X)
+    fig, ax = kp.plot_outlier_map(model, annotate=2, path=tmp_path / "o.svg")
+    sd, od = distances(model)
+    sd_cut, od_cut = cutoffs(model)
+    pts = np.vstack([c.get_offsets() for c in ax.collections])
+    np.testing.assert_allclose(np.sort(pts[:, 0]), np.sort(sd))
+    np.testing.assert_allclose(np.sort(pts[:, 1]), np.sort(od))
+    assert ax.get_lines()[0].get_xdata()[0] == pytest.approx(sd_cut)
+    assert ax.get_lines()[1].get_ydata()[0] == pytest.approx(od_cut)
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert "regular" in legend and legend & {"orthogonal", "bad leverage", "good leverage"}
+    # the two planted outliers are the annotated points
+    assert sorted(t.get_text() for t in ax.texts) == ["40", "41"]
+    # new rows: distances of X_new
+    fig, ax = kp.plot_outlier_map(model, X=X[:5])
+    assert sum(len(c.get_offsets()) for c in ax.collections) == 5
+    with pytest.raises(ValueError, match="X="):
+        kp.plot_outlier_map(model, od)
+
+
+def test_contours_on_given_axes_and_zero_eigenvalues(toy):
+    X, y, _ = toy
+    lin = KernelPCA(4, kernel="linear").fit(X)  # 2-D data: components 3 and 4 are empty
+    assert lin.eigenvalues_[2] == 0
+    fig, axes = plt.subplots(2, 4)
+    _, drawn = kp.plot_contours(lin, X, y, n_components=4, axes=axes[1], resolution=20)
+    assert list(drawn) == list(axes[1])
+    for c, ax in enumerate(axes[1]):
+        sets = [col for col in ax.collections if isinstance(col, ContourSet)]
+        if c < 2:
+            assert len(sets) == 2
+            # linear projection functions: straight, parallel contour lines
+            levels = [seg for seg in sets[1].allsegs if len(seg)]
+            for seg in levels[1:-1]:
+                pts = seg[0]
+                resid = np.linalg.lstsq(np.c_[pts[:, 0], np.ones(len(pts))], pts[:, 1],
+                                        rcond=None)[1]
+                assert resid.size == 0 or resid[0] < 1e-8
+        else:
+            assert sets == [] and "eigenvalue 0" in ax.texts[0].get_text()
+    assert all(not ax.collections for ax in axes[0])  # the other row is untouched

@@ -146,6 +146,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         Iterative solvers keep the lower-triangular tiles of ``K`` that fit and
         recompute the others on every pass (matrix-free), so any ``n`` fits; the
         dense solver needs the whole matrix and raises if it does not fit.
+        ``transform`` works in row blocks of at most 32 MB per thread, smaller
+        when ``memory_limit`` is.
     precision : {'auto', 'float32', 'float64'}, default='auto'
         *kpca*: storage precision of the kernel matrix. ``'auto'``: float32 data
         use float32; float64 data use float64 up to 4096 rows and float32 beyond
@@ -646,7 +648,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         """``K~_t @ A`` for the rows of ``X``, blocked and threaded, in A's dtype."""
         n_train = self.X_fit_.shape[0]
         dtype = np.dtype(getattr(self, "_gram_dtype", A.dtype))
-        rows = max(1, TRANSFORM_BLOCK_BYTES // max(1, n_train * np.dtype(dtype).itemsize))
+        workers = n_threads(self.n_jobs)
+        # Each worker holds one kernel block and its cast to A's dtype; a user's
+        # memory_limit smaller than the default block shrinks the blocks.
+        limit = parse_memory(getattr(self, "memory_limit", None))
+        block_bytes = TRANSFORM_BLOCK_BYTES if limit is None else min(
+            TRANSFORM_BLOCK_BYTES, limit // (3 * workers))
+        row_bytes = n_train * max(np.dtype(dtype).itemsize, A.dtype.itemsize)
+        rows = max(1, block_bytes // max(1, row_bytes))
         out = np.empty((X.shape[0], A.shape[1]), dtype=A.dtype)
         precomputed = self._is_precomputed()
         prep = None if precomputed else self.kernel_.prepare(self.X_fit_, dtype)
@@ -661,7 +670,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             out[start : start + rows] = self._centering.project(Kt, A)
 
         starts = range(0, X.shape[0], rows)
-        workers = min(n_threads(self.n_jobs), len(starts))
+        workers = min(workers, len(starts))
         self._run_blocks(work, starts, workers)
         if not np.all(np.isfinite(out)):
             raise ValueError(

@@ -14,7 +14,7 @@ matplotlib is imported only when a function is called. Without a display
 * :func:`plot_gallery` / :func:`denoising_gallery` — rows of images (originals,
   noisy, reconstructions);
 * :func:`plot_outlier_map` — score distance vs orthogonal distance with cut-offs
-  (robust PCA diagnostics; plain arrays in).
+  (robust PCA diagnostics: a fitted model, or plain arrays).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ __all__ = [
     "plot_gallery",
     "plot_outlier_map",
     "plot_scree",
+    "projection_grid",
+    "reconstruct",
     "save_figure",
 ]
 
@@ -200,6 +202,18 @@ def plot_scree(
     return fig, ax
 
 
+def _check_plane(model: Any) -> None:
+    n_features = getattr(model, "n_features_in_", None)
+    if n_features is None:
+        raise ValueError("contour plots need a model fitted on 2-D input vectors; this one "
+                         "was fitted on non-vector objects (e.g. strings).")
+    if n_features != 2:
+        raise ValueError(
+            f"contour plots need a model fitted on 2-D inputs; this one has {n_features} "
+            "input features."
+        )
+
+
 def projection_grid(
     model: Any,
     extent: Sequence[float],
@@ -223,12 +237,7 @@ def projection_grid(
     values : ndarray of shape (n_selected, resolution, resolution)
         ``values[c, i, j] = y_c((xx[i, j], yy[i, j]))``, from ``model.transform``.
     """
-    n_features = getattr(model, "n_features_in_", None)
-    if n_features != 2:
-        raise ValueError(
-            f"contour plots need a model fitted on 2-D inputs; this one has {n_features} "
-            "input features."
-        )
+    _check_plane(model)
     x0, x1, y0, y1 = (float(v) for v in extent)
     xx, yy = np.meshgrid(np.linspace(x0, x1, resolution), np.linspace(y0, y1, resolution))
     G = np.column_stack([xx.ravel(), yy.ravel()])
@@ -249,6 +258,7 @@ def plot_contours(
     levels: int = 12,
     ncols: int = 4,
     filled: bool = True,
+    axes: Any = None,
     title: str | None = None,
     path: str | os.PathLike | None = None,
 ) -> tuple[Any, np.ndarray]:
@@ -258,7 +268,9 @@ def plot_contours(
     (the feature-space projection of a point ``x`` of the plane on the l-th
     principal direction, SPEC section 3) is evaluated on a grid with
     ``model.transform`` and drawn as contour lines, with the training points on
-    top — the figures of Schölkopf, Smola & Müller (1998).
+    top — the figures of Schölkopf, Smola & Müller (1998). A component with a
+    zero eigenvalue (e.g. components 3, 4, ... of linear PCA on 2-D data) has no
+    direction; its panel says so instead of drawing a constant.
 
     Parameters
     ----------
@@ -278,6 +290,10 @@ def plot_contours(
     ncols : int, default=4
     filled : bool, default=True
         Shade between the lines (light colours) under the black lines.
+    axes : sequence of matplotlib Axes, default=None
+        Draw component ``c`` on ``axes[c]`` (e.g. one row of a larger figure, to
+        compare kernels); at most ``len(axes)`` components are drawn and ``ncols``
+        is ignored. Default: a new figure.
     title : str, default=None
         Figure title.
     path : str or path-like, default=None
@@ -287,25 +303,39 @@ def plot_contours(
     fig, axes : axes is an ndarray of Axes (one per component; unused ones hidden)
     """
     plt = _pyplot()
+    _check_plane(model)
     ref = np.asarray(X if X is not None else model.X_fit_, dtype=float)
     if extent is None:
         lo, hi = ref.min(axis=0), ref.max(axis=0)
         pad = 0.15 * np.maximum(hi - lo, 1e-12)
         extent = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
     k = int(min(n_components, len(model.eigenvalues_)))
+    if axes is not None:
+        axes = np.asarray(axes, dtype=object).ravel()
+        k = min(k, axes.size)
+        fig = axes[0].figure
     xx, yy, values = projection_grid(model, extent, resolution, range(k))
-    ncols = max(1, min(ncols, k))
-    nrows = -(-k // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols, 2.8 * nrows), squeeze=False)
+    if axes is None:
+        ncols = max(1, min(ncols, k))
+        nrows = -(-k // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols, 2.8 * nrows),
+                                 squeeze=False)
+        own = True
+    else:
+        own = False
     ratios = getattr(model, "explained_variance_ratio_", None)
     for c, ax in enumerate(axes.flat):
         if c >= k:
             ax.set_visible(False)
             continue
         V = values[c]
-        if filled:
-            ax.contourf(xx, yy, V, levels=levels, cmap="RdBu_r", alpha=0.35)
-        ax.contour(xx, yy, V, levels=levels, colors="k", linewidths=0.6)
+        if not float(model.eigenvalues_[c]) > 0:  # no direction: y_c is identically 0
+            ax.text(0.5, 0.5, "eigenvalue 0:\nno component", ha="center", va="center",
+                    transform=ax.transAxes, fontsize="small", color="0.4")
+        else:
+            if filled:
+                ax.contourf(xx, yy, V, levels=levels, cmap="RdBu_r", alpha=0.35)
+            ax.contour(xx, yy, V, levels=levels, colors="k", linewidths=0.6)
         if X is not None:
             for lab, mask in _label_groups(labels, ref.shape[0]):
                 ax.scatter(ref[mask, 0], ref[mask, 1], s=6, zorder=3,
@@ -319,7 +349,8 @@ def plot_contours(
         ax.set_aspect("equal", adjustable="box")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     _finish(fig, path)
     return fig, axes
 
@@ -412,6 +443,7 @@ def denoising_gallery(
     X_clean: Any = None,
     others: dict[str, Any] | None = None,
     n_images: int = 10,
+    label: str = "kernel PCA",
     title: str | None = None,
     path: str | os.PathLike | None = None,
 ) -> tuple[Any, np.ndarray]:
@@ -427,6 +459,8 @@ def denoising_gallery(
     others : dict of str to array-like, default=None
         More rows (e.g. ``{"linear PCA": ...}``), drawn after the kernel PCA row.
     n_images : int, default=10
+    label : str, default='kernel PCA'
+        Title of the row of the model's reconstructions.
     title, path : see :func:`plot_embedding`
 
     Returns
@@ -441,17 +475,23 @@ def denoising_gallery(
     rows.append(Xn)
     names.append("noisy")
     rows.append(reconstruct(model, Xn))
-    names.append("kernel PCA")
+    names.append(label)
     for name, R in (others or {}).items():
         rows.append(np.asarray(R, dtype=float)[:n_images])
         names.append(name)
     return plot_gallery(rows, image_shape, row_titles=names, title=title, path=path)
 
 
+#: colours of the outlier-map categories of :func:`kpca.robust.outlier_map`
+_CATEGORY_COLOURS = {"regular": "tab:blue", "good leverage": "tab:green",
+                     "orthogonal": "tab:orange", "bad leverage": "tab:red"}
+
+
 def plot_outlier_map(
     score_distance: Any,
-    orthogonal_distance: Any,
+    orthogonal_distance: Any = None,
     *,
+    X: Any = None,
     score_cutoff: float | None = None,
     orthogonal_cutoff: float | None = None,
     labels: Any = None,
@@ -460,7 +500,7 @@ def plot_outlier_map(
     title: str | None = None,
     path: str | os.PathLike | None = None,
 ) -> tuple[Any, Any]:
-    """Outlier map of (robust) PCA: score distance vs orthogonal distance.
+    """Outlier map of (robust) kernel PCA: score distance vs orthogonal distance.
 
     The score distance of a point is its (kernelised) Mahalanobis distance
     within the retained subspace, the orthogonal distance its distance to the
@@ -468,11 +508,26 @@ def plot_outlier_map(
     right of ``score_cutoff`` are leverage points; above ``orthogonal_cutoff``
     orthogonal outliers; both: bad leverage points.
 
+    Two ways to call it:
+
+    * ``plot_outlier_map(model, X=None)`` with a fitted kernel PCA model (any
+      :class:`kpca.KernelPCA`, robust or not): distances and cut-offs come from
+      :func:`kpca.robust.outlier_map` (rows of ``X``, or the training data), and
+      the points are coloured by category (regular, good leverage, orthogonal,
+      bad leverage) unless ``labels`` are given;
+    * ``plot_outlier_map(sd, od, score_cutoff=..., orthogonal_cutoff=...)`` with
+      plain arrays.
+
     Parameters
     ----------
-    score_distance, orthogonal_distance : array-like of shape (n,)
+    score_distance : fitted KernelPCA, or array-like of shape (n,)
+    orthogonal_distance : array-like of shape (n,), default=None
+        Required with arrays; must be None with a model.
+    X : array-like, default=None
+        With a model: the rows to place on the map (default: the training data).
     score_cutoff, orthogonal_cutoff : float, default=None
-        Drawn as dashed lines when given.
+        Drawn as dashed lines when given (with a model: the model's cut-offs
+        unless given).
     labels : array-like of shape (n,), default=None
         Colours.
     annotate : int, default=0
@@ -484,6 +539,26 @@ def plot_outlier_map(
     -------
     fig, ax
     """
+    if hasattr(score_distance, "eigenvalues_") or hasattr(score_distance, "fit"):
+        if orthogonal_distance is not None:
+            raise ValueError("plot_outlier_map(model, ...): pass the rows as X=, not a second "
+                             "array of distances.")
+        from .robust import outlier_map
+
+        om = outlier_map(score_distance, X)
+        score_distance, orthogonal_distance = om.score_distance, om.orthogonal_distance
+        score_cutoff = om.sd_cutoff if score_cutoff is None else score_cutoff
+        orthogonal_cutoff = om.od_cutoff if orthogonal_cutoff is None else orthogonal_cutoff
+        by_category = labels is None
+        if by_category:
+            labels = om.category
+    elif orthogonal_distance is None:
+        raise ValueError("plot_outlier_map: pass a fitted model, or both the score and the "
+                         "orthogonal distances.")
+    elif X is not None:
+        raise ValueError("plot_outlier_map: X= is only used with a fitted model.")
+    else:
+        by_category = False
     sd = np.asarray(score_distance, dtype=float).ravel()
     od = np.asarray(orthogonal_distance, dtype=float).ravel()
     if sd.shape != od.shape:
@@ -491,8 +566,12 @@ def plot_outlier_map(
             f"score and orthogonal distances differ in length ({sd.size} vs {od.size})."
         )
     fig, ax = _axes(ax, figsize=(5.5, 4.5))
-    for lab, mask in _label_groups(labels, sd.size):
-        ax.scatter(sd[mask], od[mask], s=14, alpha=0.8,
+    groups = _label_groups(labels, sd.size)
+    if by_category:  # fixed order and colours: regular first, bad leverage last
+        groups.sort(key=lambda g: list(_CATEGORY_COLOURS).index(g[0]))
+    for lab, mask in groups:
+        colour = _CATEGORY_COLOURS.get(lab) if by_category else None
+        ax.scatter(sd[mask], od[mask], s=14, alpha=0.8, color=colour,
                    label=None if lab is None else str(lab))
     if score_cutoff is not None:
         ax.axvline(score_cutoff, color="r", ls="--", lw=1, label="score cut-off")

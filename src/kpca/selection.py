@@ -234,7 +234,8 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
                      random_state=random_state)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
-    for params in params_list:
+    for number, params in enumerate(params_list, 1):
+        logger.info("select_kernel: candidate %d of %d: %s", number, len(params_list), params)
         per_method: dict[str, list[float]] = {m: [] for m in methods}
         for train, test in folds:
             est = clone(base).set_params(**params)

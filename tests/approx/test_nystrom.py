@@ -163,3 +163,29 @@ def test_float32_precision_on_float64_data():
     np.testing.assert_allclose(_align(Zb, Za), Za, atol=1e-3 * np.abs(Za).max())
     with pytest.raises(ValueError, match="precision"):
         NystromKernelPCA(precision="half").fit(X)
+
+
+def test_threads_give_the_one_thread_answer():
+    X = _data(3000, d=4)
+    one = NystromKernelPCA(4, n_landmarks=50, gamma=0.1, random_state=0, block_size=256,
+                           n_jobs=1).fit(X)
+    two = NystromKernelPCA(4, n_landmarks=50, gamma=0.1, random_state=0, block_size=256,
+                           n_jobs=2).fit(X)
+    np.testing.assert_allclose(two.eigenvalues_, one.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(two.transform(X), one.transform(X), atol=1e-10)
+    with pytest.raises(ValueError, match="n_jobs"):
+        NystromKernelPCA(n_jobs=0).fit(X)
+
+
+def test_auto_precision_is_float32_blocks_beyond_4096_rows():
+    """'auto' = float32 feature blocks for large float64 inputs (as KernelPCA): the
+    same result as precision='float32', within 1e-5 of float64 blocks, float64 out."""
+    X = _data(5000, d=4)
+    params = dict(n_components=3, n_landmarks=40, gamma=0.1, random_state=0)
+    auto = NystromKernelPCA(**params).fit(X)
+    f32 = NystromKernelPCA(**params, precision="float32").fit(X)
+    f64 = NystromKernelPCA(**params, precision="float64").fit(X)
+    np.testing.assert_array_equal(auto.eigenvalues_, f32.eigenvalues_)
+    assert not np.array_equal(auto.eigenvalues_, f64.eigenvalues_)
+    np.testing.assert_allclose(auto.eigenvalues_, f64.eigenvalues_, rtol=1e-5)
+    assert auto.transform(X[:5]).dtype == np.float64

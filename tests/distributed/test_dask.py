@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from kpca import KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA
+from kpca import (
+    AnovaKernelPCA,
+    KernelPCA,
+    NystromKernelPCA,
+    RandomFeatureKernelPCA,
+    SphericalKernelPCA,
+    WeightedKernelPCA,
+)
 from kpca.distributed import DaskKernelOperator, get_client
 from kpca.kernels import RBF
 
@@ -32,6 +39,28 @@ def _align(A, B):
 
 def test_get_client_returns_the_active_client(client):
     assert get_client() is client
+
+
+def test_without_a_client_a_local_cluster_is_started_once(client, monkeypatch):
+    """No active client: kpca starts its own LocalCluster (here a small in-process one)
+    and reuses it."""
+    import distributed
+
+    import kpca.distributed._client as mod
+
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    monkeypatch.setattr(mod, "_default", None)
+    own = get_client(n_workers=1, processes=False, dashboard_address=":0")
+    try:
+        assert own is not client and isinstance(own.cluster, distributed.LocalCluster)
+        assert get_client() is own
+        assert own.submit(sum, [1, 2, 3]).result() == 6
+    finally:
+        own.close()
+        own.cluster.close()
 
 
 def test_operator_matmat_equals_dense_product(client):
@@ -84,6 +113,24 @@ def test_approx_on_dask_equals_in_memory(client, make):
     Z = dsk.transform(da.from_array(X, chunks=(300, 4)))
     assert isinstance(Z, da.Array)
     np.testing.assert_allclose(Z.compute(), mem.transform(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("make, n", [
+    # krylov: the robust centring's and the solver's K @ V run on the cluster
+    (lambda: SphericalKernelPCA(3, kernel="rbf", gamma=0.1, eigen_solver="krylov",
+                                random_state=0), 600),
+    (lambda: WeightedKernelPCA(3, kernel="rbf", gamma=0.1), 120),
+    (lambda: AnovaKernelPCA(3, gamma=0.1), 120),
+])
+def test_robust_estimators_on_dask_equal_in_memory(client, make, n):
+    X = _data(n)
+    mem = make().fit(X)
+    dsk = make().fit(da.from_array(X, chunks=(100, 4)))
+    np.testing.assert_allclose(dsk.eigenvalues_, mem.eigenvalues_, rtol=1e-9)
+    Z = dsk.transform(da.from_array(X, chunks=(n // 2 + 1, 4)))
+    assert isinstance(Z, da.Array)
+    Zm = mem.transform(X)
+    np.testing.assert_allclose(_align(Z.compute(), Zm), Zm, atol=1e-8)
 
 
 class SlowRBF(RBF):

@@ -213,3 +213,111 @@ def test_unsupported_kernels_and_precomputed(Xy):
         est.denoise(K[:2], method="mds")
     with pytest.raises(ValueError, match="precomputed"):
         est.inverse_transform(np.ones((2, 3)), method="fixed_point")
+
+
+# ------------------------------------------------------------------ issue requirements
+
+
+@pytest.mark.parametrize("fit_method", ["fit", "fit_transform"])
+def test_ridge_preimage_is_fitted_once(Xy, monkeypatch, fit_method):
+    """scikit-learn fits the learned pre-image twice in fit_transform; kpca once."""
+    import kpca.preimage._mixin as mixin
+
+    calls = []
+    real = mixin.fit_ridge_preimage
+
+    def counting(*args, **kwargs):
+        calls.append(args[1].shape)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mixin, "fit_ridge_preimage", counting)
+    X, T = Xy
+    est = KernelPCA(4, kernel="rbf", gamma=0.3, fit_inverse_transform=True, alpha=0.1)
+    out = getattr(est, fit_method)(X)
+    assert calls == [(X.shape[0], 4)]
+    # and the single fit is the kernel ridge solution on the training scores
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    scores = out if fit_method == "fit_transform" else est.transform(X)
+    K = rbf_kernel(scores, gamma=0.3)
+    assert_allclose(est.dual_coef_, np.linalg.solve(K + 0.1 * np.eye(len(X)), X), atol=1e-8)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_linear_kernel_all_components_every_method_is_exact(center):
+    """Every pre-image method reconstructs exactly with the linear kernel and all
+    components. The learned map has no intercept (as scikit-learn's), so for the
+    centred model the training mean is made 0; alpha -> 0 removes the shrinkage."""
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((50, 4)) @ rng.standard_normal((4, 4)) + (0.0 if center else 2.0)
+    if center:
+        X -= X.mean(axis=0)
+    T = rng.standard_normal((7, 4)) * 3 + 1
+    est = KernelPCA(kernel="linear", center=center, fit_inverse_transform=True, alpha=1e-12,
+                    eigen_solver="dense").fit(X)
+    assert est.eigenvalues_.size == 4
+    Y = est.transform(T)
+    for method in ("ridge", "fixed_point", "mds"):
+        assert_allclose(est.inverse_transform(Y, method=method), T, atol=1e-7, err_msg=method)
+        assert_allclose(est.denoise(T, method=method, n_neighbors=10), T, atol=1e-7,
+                        err_msg=method)
+    assert_allclose(est.denoise(T), T, atol=1e-9)  # 'auto'
+
+
+def test_preimages_are_blocked_over_training_rows():
+    """No (m, n, d) and not even one (m, n) temporary: peak traced memory of the
+    pre-image methods under a small block budget, and of denoise under memory_limit."""
+    import tracemalloc
+
+    from kpca.preimage import Subspace, fixed_point_preimage, mds_preimage
+
+    rng = np.random.RandomState(0)
+    n, m, d = 800, 300, 64
+    X, T = rng.uniform(0, 1, (n, d)), rng.uniform(0, 1, (m, d))
+    est = KernelPCA(10, kernel="rbf", gamma=0.05, eigen_solver="dense", memory_limit="12MB",
+                    fit_inverse_transform=True).fit(X)
+    space, Y = Subspace.from_estimator(est), est.transform(T)
+    one_mn = m * n * 8  # 1.9 MB; m * n * d * 8 would be 123 MB
+
+    def peak(fn):
+        tracemalloc.start()
+        try:
+            fn()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    bb = 2**18
+    assert peak(lambda: fixed_point_preimage(space, Y, T, block_bytes=bb)) < one_mn
+    assert peak(lambda: mds_preimage(space, Y, block_bytes=bb)) < one_mn
+    assert peak(lambda: space.residual(T, Y, bb)) < one_mn
+    for method in ("fixed_point", "mds", "ridge"):
+        assert peak(lambda method=method: est.denoise(T, method=method)) < 12 * 2**20
+
+
+@pytest.mark.parametrize("kernel, kw", [("rbf", {"gamma": 0.5}),
+                                        ("poly", {"degree": 3, "gamma": 0.5})])
+def test_far_scores_give_finite_preimages(Xy, kernel, kw):
+    """Scores far outside the training scores (no training point is near P phi(t))."""
+    X, T = Xy
+    est = KernelPCA(4, kernel=kernel, fit_inverse_transform=True, **kw).fit(X)
+    Y = est.transform(T)
+    for scale in (1e3, -1e8, 0.0):
+        for method in ("fixed_point", "mds", "ridge"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                Z, info = est.inverse_transform(Y * scale, method=method, return_info=True)
+            assert np.all(np.isfinite(Z)), (scale, method)
+            assert not np.any(np.isnan(info.residual)), (scale, method)
+
+
+def test_inputs_are_not_modified(Xy):
+    X, T = Xy
+    est = KernelPCA(4, kernel="rbf", gamma=0.3, fit_inverse_transform=True).fit(X)
+    T0, Y = T.copy(), est.transform(T)
+    Y0 = Y.copy()
+    for method in ("fixed_point", "mds", "ridge"):
+        est.denoise(T, method=method)
+        est.inverse_transform(Y, method=method)
+    assert_array_equal(T, T0)
+    assert_array_equal(Y, Y0)

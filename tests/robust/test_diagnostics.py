@@ -171,3 +171,15 @@ def test_influence_is_bounded_for_spherical_kpca():
     # spatial signs: every point contributes a unit vector
     assert np.abs(sph.eigenvalues[-1, 0]) < 5 * np.median(np.abs(sph.eigenvalues[:, 0]))
     assert sph.total[-1] < 5 * np.median(sph.total)
+
+
+def test_unsupported_or_unfitted_models_are_refused(data):
+    from sklearn.exceptions import NotFittedError
+
+    from kpca import NystromKernelPCA
+
+    X, T = data
+    with pytest.raises(TypeError, match="est must be a kpca.KernelPCA"):
+        robust.outliers(NystromKernelPCA(2, n_landmarks=20, random_state=0).fit(X), T)
+    with pytest.raises(NotFittedError):
+        robust.outlier_map(KernelPCA(2), T)

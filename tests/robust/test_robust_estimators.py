@@ -71,14 +71,14 @@ def test_weighted_linear_equals_campbell_weighted_pca(contaminated):
     np.testing.assert_allclose(est.fit_transform(X), _align(est.fit_transform(X), (X - mu) @ E),
                                atol=1e-8)
     # the weights are a fixed point: Campbell's weights of the explicit Mahalanobis distances
-    # (distance='full': score distance plus the robust z-score of OD^(2/3) over the
-    # points of weight >= 1/2)
+    # (distance='full': score distance plus the robust z-score of OD^(2/3) over all
+    # points, one more degree of freedom)
     S = (X - mu) @ E
     t = (np.sum((X - mu) ** 2, axis=1) - np.sum(S**2, axis=1)) ** (1 / 3)
-    ref = t[w >= 0.5]
-    z = (t - np.median(ref)) / (1.482602218505602 * np.median(np.abs(ref - np.median(ref))))
+    z = (t - np.median(t)) / (1.482602218505602 * np.median(np.abs(t - np.median(t))))
     d = np.sqrt(np.sum(S**2 / lam, axis=1) + np.maximum(z, 0) ** 2)
-    np.testing.assert_allclose(w, campbell_weights(d, 3), atol=1e-6)
+    np.testing.assert_allclose(w, campbell_weights(d, 3), atol=1e-8)
+    np.testing.assert_allclose(est.distances_, d, rtol=1e-6)
     # the planted outliers are down-weighted, the clean points are not
     assert np.all(w[-6:] < 0.01) and np.median(w[:-6]) == 1.0
 
@@ -192,3 +192,49 @@ def test_precomputed_spherical_transform_explains_itself(contaminated):
     np.testing.assert_allclose(est.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
     with pytest.raises(ValueError, match="k\\(t, t\\)"):
         est.transform(K[:3])
+
+
+# --------------------------------------------------------------------------- pre-images
+@pytest.mark.parametrize("method", ["fixed_point", "mds"])
+def test_denoise_is_the_projection_on_the_robust_affine_subspace(contaminated, method):
+    """Linear kernel: the pre-image of the projection is theta + (t - theta) E E^T."""
+    _, X, T = contaminated
+    sph = SphericalKernelPCA(2, robust_tol=1e-12, robust_max_iter=5000).fit(X)
+    theta = sph.center_weights_ @ X
+    U = (X - theta) / np.linalg.norm(X - theta, axis=1, keepdims=True)
+    E = np.linalg.eigh(U.T @ U)[1][:, ::-1][:, :2]
+    np.testing.assert_allclose(sph.denoise(T, method=method), theta + (T - theta) @ E @ E.T,
+                               atol=1e-8)
+    wkp = WeightedKernelPCA(2, robust_tol=1e-10, robust_max_iter=500).fit(X)
+    w = wkp.weights_
+    assert np.all(w[-6:] == 0)  # negligible weights are exact zeros
+    mu = w @ X / w.sum()
+    E = np.linalg.eigh(((X - mu) * w[:, None] ** 2).T @ (X - mu))[1][:, ::-1][:, :2]
+    np.testing.assert_allclose(wkp.denoise(T, method=method), mu + (T - mu) @ E @ E.T,
+                               atol=1e-8)
+
+
+def test_spherical_ridge_denoise_uses_the_normalised_scores(contaminated):
+    _, X, T = contaminated
+    est = SphericalKernelPCA(2, kernel="rbf", gamma=0.1, fit_inverse_transform=True).fit(X)
+    np.testing.assert_allclose(est.denoise(T, method="ridge"),
+                               est.inverse_transform(est.transform(T)), atol=1e-12)
+
+
+def test_subspace_holding_the_data_has_no_orthogonal_outliers():
+    """Linear kernel, n_components = n_features: every OD is round-off, reported as 0,
+    and the weights converge (no z-scores of round-off)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = np.random.default_rng(5).normal(size=(40, 2)) * [2.0, 1.0]
+    X[:3] += [[9.0, 0.0], [0.0, 7.0], [-8.0, -6.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = WeightedKernelPCA(2, distance="full", robust_max_iter=50).fit(X)
+    np.testing.assert_array_equal(est.orthogonal_distance(), 0.0)
+    # with no orthogonal part the 'full' distance is the score distance (2 dof)
+    ref = WeightedKernelPCA(2, distance="score", robust_max_iter=50).fit(X)
+    np.testing.assert_allclose(est.weights_, ref.weights_, atol=1e-12)
+    assert np.all(est.weights_[:3] < 0.5) and np.median(est.weights_[3:]) == 1.0

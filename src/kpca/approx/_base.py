@@ -23,6 +23,9 @@ logger = logging.getLogger("kpca")
 #: rows drawn to resolve gamma heuristics and to pick the accumulation shift
 SAMPLE_ROWS = 2000
 PRECISIONS = ("auto", "float32", "float64")
+#: with ``precision='auto'``, float64 data use float64 feature blocks up to this many
+#: rows (as :class:`kpca.KernelPCA`'s storage precision)
+FLOAT64_MAX_ROWS = 4096
 
 
 def _is_int(x: Any) -> bool:
@@ -68,15 +71,22 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         bs = self.block_size
         if not (bs is None or (_is_int(bs) and bs >= 1)):
             raise ValueError(f"block_size must be None or an integer >= 1; got {bs!r}.")
+        nj = self.n_jobs
+        if not (nj is None or (_is_int(nj) and nj != 0)):
+            raise ValueError(f"n_jobs must be None or a non-zero integer; got {nj!r}.")
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"precision must be one of {list(PRECISIONS)}; got {self.precision!r}."
             )
 
     def _compute_dtype(self, X) -> np.dtype:
-        """Dtype of the feature blocks: ``precision``, or X's for ``'auto'``."""
+        """Dtype of the feature blocks: ``precision``; for ``'auto'``, float32 for
+        float32 data or more than ``FLOAT64_MAX_ROWS`` rows, else float64 (the
+        policy of :class:`kpca.KernelPCA`)."""
         if self.precision == "auto":
-            return np.dtype(X.dtype)
+            if X.dtype == np.float32 or X.shape[0] > FLOAT64_MAX_ROWS:
+                return np.dtype(np.float32)
+            return np.dtype(np.float64)
         return np.dtype(self.precision)
 
     def _validate(self, X, *, reset: bool):
@@ -143,7 +153,7 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             stats = _dask_stats(X, fmap, shift, get_client())
         else:
             rows = fp.block_rows(p, dtype.itemsize, self.block_size)
-            stats = fp.accumulate(fmap, X, shift, rows)
+            stats = fp.accumulate(fmap, X, shift, rows, self.n_jobs)
         nc = self.n_components
         top = min(int(nc), n) if _is_int(nc) else None
         res = fp.solve(stats, shift, W, top)
@@ -151,6 +161,7 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         lam = res.covariance_eigenvalues[:k]
         U = res.components[:, :k]
         self._feature_map = fmap
+        self._block_dtype = dtype
         self.mean_ = res.mean
         self.components_ = U.T.astype(out_dtype)
         self._projection = U if W is None else W @ U  # P = W U, (p, k), float64
@@ -193,18 +204,24 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = self._validate(X, reset=False)
         dtype = np.dtype(X.dtype)
         if is_dask_array(X):
+            import dask
+
             X = X.rechunk({1: -1})
+            # the map and its coefficients enter the graph once, not once per chunk
+            fmap, mean, P = (dask.delayed(a, pure=True) for a in
+                             (self._feature_map, self.mean_, self._projection))
             return X.map_blocks(
-                project_block, self._feature_map, self.mean_, self._projection,
-                dtype=dtype, chunks=(X.chunks[0], (self.n_components_,)),
+                project_block, fmap, mean, P, dtype=dtype,
+                meta=np.empty((0, 0), dtype), chunks=(X.chunks[0], (self.n_components_,)),
             )
-        rows = fp.block_rows(self.mean_.shape[0], self._compute_dtype(X).itemsize,
-                             self.block_size)
+        rows = fp.block_rows(self.mean_.shape[0], self._block_dtype.itemsize, self.block_size)
         out = np.empty((X.shape[0], self.n_components_), dtype=dtype)
-        for start in range(0, X.shape[0], rows):
-            out[start : start + rows] = project_block(
-                X[start : start + rows], self._feature_map, self.mean_, self._projection
-            )
+
+        def work(start: int, stop: int) -> None:
+            out[start:stop] = project_block(X[start:stop], self._feature_map, self.mean_,
+                                            self._projection)
+
+        fp.map_rows(work, X.shape[0], rows, self.n_jobs)
         return out
 
     # ------------------------------------------------------------------ sklearn glue

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,25 +99,71 @@ def accumulate(
     X,
     shift: np.ndarray,
     rows: int,
+    n_jobs: int | None = 1,
 ) -> FeatureStats:
     """Stream ``X`` in blocks of ``rows`` rows and sum their statistics.
+
+    With several threads, thread ``t`` handles blocks ``t, t + T, t + 2T, ...``
+    into its own accumulator (BLAS limited to one thread each, so the kernel
+    evaluation -- element-wise NumPy loops, which release the GIL -- runs in
+    parallel too); the ``T`` partial sums are added in thread order, so the
+    result is deterministic for a given thread count. Memory: ``T`` blocks and
+    ``T`` ``p x p`` accumulators.
 
     Parameters
     ----------
     raw : callable
-        ``raw(X_block) -> F_block`` of shape (b, p).
+        ``raw(X_block) -> F_block`` of shape (b, p). Must be thread-safe.
     X : ndarray or sparse matrix of shape (n, d)
     shift : ndarray of shape (p,)
     rows : int
+    n_jobs : int or None, default=1
+        Threads (``None`` or -1: all cores; see :func:`kpca.operators.n_threads`).
 
     Returns
     -------
     FeatureStats
     """
-    stats = FeatureStats.zeros(shift.shape[0])
-    for start in range(0, X.shape[0], rows):
-        stats = stats + FeatureStats.of_block(raw(X[start : start + rows]), shift)
-    return stats
+    from threadpoolctl import threadpool_limits
+
+    from ..operators import n_threads
+
+    starts = range(0, X.shape[0], rows)
+    T = min(n_threads(n_jobs), len(starts))
+
+    def work(t: int) -> FeatureStats:
+        stats = FeatureStats.zeros(shift.shape[0])
+        for start in starts[t::T]:
+            stats = stats + FeatureStats.of_block(raw(X[start : start + rows]), shift)
+        return stats
+
+    if T <= 1:
+        return work(0) if T == 1 else FeatureStats.zeros(shift.shape[0])
+    with threadpool_limits(limits=1), ThreadPoolExecutor(T) as pool:
+        parts = list(pool.map(work, range(T)))
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def map_rows(func: Callable[[int, int], None], n: int, rows: int,
+             n_jobs: int | None = 1) -> None:
+    """Call ``func(start, stop)`` for every block of ``rows`` rows of ``range(n)``, on
+    ``n_jobs`` threads (BLAS limited to one thread each). ``func`` writes its own
+    output slice."""
+    from threadpoolctl import threadpool_limits
+
+    from ..operators import n_threads
+
+    starts = range(0, n, rows)
+    T = min(n_threads(n_jobs), len(starts))
+    if T <= 1:
+        for start in starts:
+            func(start, min(n, start + rows))
+        return
+    with threadpool_limits(limits=1), ThreadPoolExecutor(T) as pool:
+        list(pool.map(lambda s: func(s, min(n, s + rows)), starts))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from ..kernels import Kernel, Precomputed, check_gamma, make_kernel
 from ._base import FeatureKernelPCA, _is_int, _is_real, take_rows
+from ._preimage import LandmarkPreimageMixin
 
 logger = logging.getLogger("kpca")
 
@@ -37,7 +38,7 @@ class NystromMap:
         return np.asarray(self.kernel.block_prepared(Xb, self.prep))
 
 
-class NystromKernelPCA(FeatureKernelPCA):
+class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
     """Kernel PCA with the Nyström approximation, streamed over row blocks.
 
     With ``m`` landmarks ``Z``, the approximate feature map is
@@ -50,6 +51,11 @@ class NystromKernelPCA(FeatureKernelPCA):
     and the ``m x m`` covariance (float64); the fit costs ``O(n m (d + m))``
     time and ``O(m^2 + block)`` memory, ``transform`` ``O(m (d + k))`` per row.
 
+    Pre-images (rbf, poly and linear kernels): :meth:`inverse_transform` and
+    :meth:`denoise` invert ``P phi(t)`` expanded over the landmarks (fixed point or
+    MDS, see :mod:`kpca.approx._preimage`), at ``O(m)`` kernel evaluations per
+    iteration and point.
+
     Parameters
     ----------
     n_components : int, float in (0, 1) or None, default=None
@@ -61,7 +67,8 @@ class NystromKernelPCA(FeatureKernelPCA):
     landmarks : {'uniform', 'kmeans', 'leverage'}, default='uniform'
         'uniform': ``m`` training rows drawn without replacement. 'kmeans': the
         ``m`` k-means centres of a uniform subsample of ``min(n, 10 m, 20000)``
-        rows (best accuracy per landmark for smooth kernels). 'leverage': rows
+        rows (k-means++ seeding with one candidate per step, at most 30 Lloyd
+        iterations; best accuracy per landmark for smooth kernels). 'leverage': rows
         drawn from a uniform pool of ``min(n, max(2 m, 1000))`` rows with
         probability proportional to their approximate ridge leverage scores in
         the pool, the ridge chosen so the effective dimension is ``m``.
@@ -75,15 +82,20 @@ class NystromKernelPCA(FeatureKernelPCA):
         As :class:`kpca.KernelPCA`.
     rcond : float or None, default=None
         Relative cutoff for the eigenvalues of ``K_mm``. ``None``: 1e-10 for float64
-        data, 1e-6 for float32 (the float32 error of a feature, amplified by
+        feature blocks, 1e-6 for float32 ones (the float32 error of a feature, amplified by
         ``1/sqrt(s)``, stays below the truncation error it replaces).
     block_size : int or None, default=None
         Rows per streamed block (``None``: blocks of about 64 MB of features).
     precision : {'auto', 'float32', 'float64'}, default='auto'
-        Dtype of the feature blocks (``'auto'``: the input's). ``'float32'`` halves
-        the time of the covariance update for float64 data; the statistics are
-        still accumulated in float64 about a shift (see :mod:`._feature_pca`), and
-        outputs keep the input's dtype.
+        Dtype of the feature blocks. ``'auto'``: float32 for float32 data and for
+        more than 4096 rows, float64 otherwise (as :class:`kpca.KernelPCA`).
+        float32 blocks halve the time of the covariance update; the statistics are
+        still accumulated in float64 about a shift (see :mod:`._feature_pca`), so
+        eigenvalues stay within ~1e-6 relative of float64 ones; outputs keep the
+        input's dtype.
+    n_jobs : int or None, default=None
+        Threads streaming the row blocks of ``fit`` and ``transform`` (``None`` or
+        -1: all cores), each with single-threaded BLAS.
     random_state : int, RandomState instance or None, default=None
         Landmark sampling, k-means and the heuristics' subsample.
 
@@ -137,6 +149,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         rcond=None,
         block_size=None,
         precision="auto",
+        n_jobs=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -150,6 +163,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         self.rcond = rcond
         self.block_size = block_size
         self.precision = precision
+        self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _check_map_params(self) -> None:
@@ -220,14 +234,18 @@ class NystromKernelPCA(FeatureKernelPCA):
         if self.landmarks == "uniform":
             return take_rows(X, np.sort(rng.choice(n, size=m, replace=False)))
         if self.landmarks == "kmeans":
-            from sklearn.cluster import KMeans
+            from sklearn.cluster import KMeans, kmeans_plusplus
 
             s = min(n, max(m, min(KMEANS_ROWS_PER_LANDMARK * m, KMEANS_MAX_ROWS)))
             S = take_rows(X, np.sort(rng.choice(n, size=s, replace=False)))
             if s == m:
                 return S
-            km = KMeans(n_clusters=m, n_init=1, max_iter=30, tol=1e-4,
-                        random_state=rng.randint(2**31 - 1))
+            seed = rng.randint(2**31 - 1)
+            # k-means++ seeding with one candidate per step (sklearn's default of
+            # 2 + log m candidates costs most of the time for m in the thousands)
+            init, _ = kmeans_plusplus(S, m, random_state=seed, n_local_trials=1)
+            km = KMeans(n_clusters=m, init=init, n_init=1, max_iter=30, tol=1e-4,
+                        random_state=seed)
             km.fit(S)
             return km.cluster_centers_
         return self._leverage(X, m, rng)

@@ -137,8 +137,9 @@ class Subspace:
 
     def column_blocks(self, m: int, block_bytes: int = BLOCK_BYTES):
         """``(j0, j1)`` ranges of training rows such that an (m, j1 - j0) float64
-        block (and two temporaries like it) stays within ``block_bytes``."""
-        cols = max(64, block_bytes // (3 * 8 * max(1, m)))
+        block, two temporaries like it and the (j1 - j0, d) training rows
+        themselves stay within ``block_bytes`` (at least 64 rows per block)."""
+        cols = max(64, block_bytes // (8 * (3 * max(1, m) + max(1, self.n_features))))
         for j0 in range(0, self.n, cols):
             yield j0, min(self.n, j0 + cols)
 

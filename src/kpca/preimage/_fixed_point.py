@@ -56,14 +56,15 @@ def check_fixed_point_kernel(kernel) -> None:
         )
 
 
-def _data_scale(space: Subspace) -> float:
+def _data_scale(space: Subspace, block_bytes: int = BLOCK_BYTES) -> float:
     """``sqrt(trace Cov X)``: the spread of the training inputs (1 if degenerate)."""
     total = 0.0
     mean = np.zeros(space.n_features)
-    for j0, j1 in space.column_blocks(1, BLOCK_BYTES):
+    blocks = list(space.column_blocks(1, block_bytes))
+    for j0, j1 in blocks:
         mean += space.rows(j0, j1).sum(axis=0)
     mean /= space.n
-    for j0, j1 in space.column_blocks(1, BLOCK_BYTES):
+    for j0, j1 in blocks:
         total += float(np.sum((space.rows(j0, j1) - mean) ** 2))
     s = np.sqrt(total / space.n)
     return s if np.isfinite(s) and s > 0 else 1.0
@@ -157,12 +158,14 @@ def fixed_point_preimage(
         return Z, PreimageInfo("fixed_point", np.ones(m, bool), np.ones(m, np.intp), restarted)
     prep = space.kernel.prepare(space.X_fit, np.float64) if isinstance(space.kernel, RBF) \
         else None
-    scale = _data_scale(space)
+    scale = _data_scale(space, block_bytes)
     if isinstance(space.kernel, RBF):
         scale = min(scale, 1.0 / np.sqrt(2.0 * float(space.kernel.gamma)))
     thresh = tol * scale
-    for a0 in range(0, m, _CHUNK):
-        idx = np.arange(a0, min(m, a0 + _CHUNK))
+    # points per chunk: their (chunk, 64)-column blocks also fit in block_bytes
+    chunk = max(1, min(_CHUNK, block_bytes // (3 * 8 * 64)))
+    for a0 in range(0, m, chunk):
+        idx = np.arange(a0, min(m, a0 + chunk))
         c_all = space.offsets(Y[idx])
         active = np.arange(idx.size)
         for _ in range(max_iter):

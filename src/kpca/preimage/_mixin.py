@@ -28,11 +28,15 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._memory import parse_memory
 from ..kernels import RBF, Linear, Polynomial
-from ._base import PreimageInfo, Subspace
+from ._base import BLOCK_BYTES, PreimageInfo, Subspace
 from ._fixed_point import check_fixed_point_kernel, fixed_point_preimage
 from ._mds import check_mds_kernel, mds_preimage
 from ._ridge import fit_ridge_preimage, ridge_preimage, score_space_kernel
+
+#: smallest block budget of the pre-image methods (bytes)
+_MIN_BLOCK_BYTES = 2**16
 
 #: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
 INVERSE_METHODS = ("ridge", "fixed_point", "mds")
@@ -131,7 +135,8 @@ class PreimageMixin:
                     f"inverse_transform expects scores of shape (n_samples, "
                     f"{self.X_transformed_fit_.shape[1]}); got shape {Y.shape}."
                 )
-            Z = ridge_preimage(self._score_kernel, Y, self.X_transformed_fit_, self.dual_coef_)
+            Z = ridge_preimage(self._score_kernel, Y, self.X_transformed_fit_, self.dual_coef_,
+                               block_bytes=self._preimage_block_bytes())
             if not return_info:
                 return Z
             return Z, self._ridge_info(Z, Y, Y.shape[1])
@@ -152,7 +157,8 @@ class PreimageMixin:
         space = Subspace.from_estimator(self, Y.shape[1])
         Z0 = None
         if method == "fixed_point":
-            Z0, _ = mds_preimage(space, Y, n_neighbors=n_neighbors)
+            Z0, _ = mds_preimage(space, Y, n_neighbors=n_neighbors,
+                                 block_bytes=self._preimage_block_bytes())
         return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
 
@@ -218,7 +224,8 @@ class PreimageMixin:
         if method == "ridge":
             Yr = np.zeros((Y.shape[0], k), dtype=self.X_transformed_fit_.dtype)
             Yr[:, :q] = Y
-            Z = ridge_preimage(self._score_kernel, Yr, self.X_transformed_fit_, self.dual_coef_)
+            Z = ridge_preimage(self._score_kernel, Yr, self.X_transformed_fit_, self.dual_coef_,
+                               block_bytes=self._preimage_block_bytes())
             if not return_info:
                 return Z
             return Z, self._ridge_info(Z, Y, q)
@@ -268,24 +275,39 @@ class PreimageMixin:
         elif method == "mds":
             check_mds_kernel(self.kernel_)
 
+    def _preimage_block_bytes(self) -> int:
+        """Bytes for one (points x training rows) block of the pre-image methods.
+
+        ``BLOCK_BYTES`` (32 MiB), or an eighth of the estimator's ``memory_limit``
+        when that is smaller (each block has a few temporaries of its size), so a
+        model fitted matrix-free under a small budget is also inverted within it.
+        """
+        limit = parse_memory(getattr(self, "memory_limit", None))
+        if limit is None:
+            return BLOCK_BYTES
+        return max(_MIN_BLOCK_BYTES, min(BLOCK_BYTES, limit // 8))
+
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
+        block_bytes = self._preimage_block_bytes()
         if method == "fixed_point":
-            Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol)
+            Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol,
+                                           block_bytes=block_bytes)
             _warn_not_converged(info, max_iter)
         else:
-            Z, info = mds_preimage(space, Y, n_neighbors=n_neighbors)
+            Z, info = mds_preimage(space, Y, n_neighbors=n_neighbors, block_bytes=block_bytes)
         out = Z.astype(self._output_dtype(), copy=False)
         if not return_info:
             return out
         return out, PreimageInfo(info.method, info.converged, info.n_iter, info.restarted,
-                                 space.residual(Z, Y))
+                                 space.residual(Z, Y, block_bytes))
 
     def _ridge_info(self, Z: np.ndarray, Y: np.ndarray, q: int) -> PreimageInfo:
         residual = None
         if not self._is_precomputed():
             space = Subspace.from_estimator(self, q)
             residual = space.residual(np.asarray(Z, dtype=np.float64),
-                                      np.asarray(Y[:, :q], dtype=np.float64))
+                                      np.asarray(Y[:, :q], dtype=np.float64),
+                                      self._preimage_block_bytes())
         return PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
     def _output_dtype(self) -> np.dtype:

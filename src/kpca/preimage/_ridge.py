@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from ..kernels import Anova, Kernel
+from ._base import BLOCK_BYTES
 
 
 def score_space_kernel(kernel: Kernel) -> Kernel:
@@ -56,6 +57,32 @@ def fit_ridge_preimage(
         return linalg.lstsq(K, Xd, check_finite=False)[0].astype(K.dtype, copy=False)
 
 
-def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray):
-    """Pre-images ``K(Y, Y_fit) @ dual_coef``, shape (m, d)."""
-    return kernel.block(np.asarray(Y, dtype=Y_fit.dtype), Y_fit) @ dual_coef
+def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray,
+                   block_bytes: int = BLOCK_BYTES) -> np.ndarray:
+    """Pre-images ``K(Y, Y_fit) @ dual_coef``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Kernel on the score space.
+    Y : ndarray of shape (m, k)
+        Scores to invert.
+    Y_fit : ndarray of shape (n, k)
+        Training scores.
+    dual_coef : ndarray of shape (n, d)
+        From :func:`fit_ridge_preimage`.
+    block_bytes : int
+        Memory for one (points x training rows) kernel block; the points are
+        processed in row blocks of that size.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+    """
+    Y = np.asarray(Y, dtype=Y_fit.dtype)
+    m, n = Y.shape[0], Y_fit.shape[0]
+    rows = max(1, block_bytes // (8 * max(1, n)))
+    out = np.empty((m, dual_coef.shape[1]), dtype=np.result_type(Y_fit.dtype, dual_coef.dtype))
+    for a0 in range(0, m, rows):
+        out[a0 : a0 + rows] = kernel.block(Y[a0 : a0 + rows], Y_fit) @ dual_coef
+    return out

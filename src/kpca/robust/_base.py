@@ -137,6 +137,7 @@ class RobustKernelPCA(DiagnosticsMixin, KernelPCA):
     def _center_operator(self, op: KernelOperator) -> tuple[KernelOperator, Centering]:
         diag_k = np.asarray(op.diag(), dtype=np.float64)
         self._dist_floor = kernel_norm_floor(diag_k, op.dtype)
+        self._od_noise = diag.od_noise(diag_k, op.dtype)
         c = self._robust_centering(op, diag_k, self._fit_plan, self._fit_rng)
         return center(op, inplace=True, centering=c)
 

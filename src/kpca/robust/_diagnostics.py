@@ -1,7 +1,11 @@
 """Outlier and influence diagnostics for any fitted KPCA model (SPEC section 5).
 
-Every function takes a fitted :class:`kpca.KernelPCA` or one of its robust
-subclasses. Notation: ``theta`` is the model's centre in feature space (the
+Every function takes a fitted :class:`kpca.KernelPCA` or one of its
+subclasses (:class:`kpca.SphericalKernelPCA`, :class:`kpca.WeightedKernelPCA`,
+:class:`kpca.AnovaKernelPCA`); anything else raises ``TypeError``. This API
+(including :class:`OutlierMap`'s fields) is what the plotting helpers build on.
+
+Notation: ``theta`` is the model's centre in feature space (the
 training mean for KernelPCA, a robust weighted mean for the robust estimators),
 ``f_l`` its unit feature-space directions, and for any object ``t``
 
@@ -51,6 +55,15 @@ def robust_scale(x: np.ndarray, axis: int = 0) -> np.ndarray:
 
 
 def _check(est) -> None:
+    from .._kernel_pca import KernelPCA
+
+    if not isinstance(est, KernelPCA):
+        raise TypeError(
+            "est must be a kpca.KernelPCA model or a subclass (SphericalKernelPCA, "
+            f"WeightedKernelPCA, AnovaKernelPCA); got {type(est).__name__}. The "
+            "explicit-feature approximations (NystromKernelPCA, RandomFeatureKernelPCA) "
+            "are not supported."
+        )
     check_is_fitted(est, ("eigenvalues_", "eigenvectors_", "X_fit_"))
     if not hasattr(est, "_centering"):
         raise ValueError(f"{type(est).__name__} is not a fitted kpca KernelPCA model.")
@@ -125,11 +138,38 @@ def _score_variance(est) -> np.ndarray:
     return np.asarray(lam, dtype=np.float64)
 
 
+def od_noise(diag_k: np.ndarray, dtype) -> float:
+    """Round-off level of a squared orthogonal distance ``||phi - theta||^2 - sum_l y_l^2``.
+
+    Both terms are of the size of the kernel diagonal; their difference is known
+    only to about ``eps * max_i k(x_i, x_i)`` (``eps`` of the precision the kernel
+    matrix was decomposed in). Squared orthogonal distances up to ``1000`` times
+    that are reported as 0: a model whose subspace holds the data (e.g. the
+    linear kernel with ``n_components >= n_features``) then has no orthogonal
+    outliers, instead of flags decided by round-off.
+    """
+    d = np.asarray(diag_k, dtype=np.float64)
+    return float(1e3 * np.finfo(np.dtype(dtype)).eps * max(float(np.max(np.abs(d), initial=0.0)),
+                                                            0.0))
+
+
+def _model_od_noise(est) -> float:
+    noise = getattr(est, "_od_noise", None)
+    if noise is not None:
+        return float(noise)
+    if est._is_precomputed():
+        d = np.asarray(est.X_fit_.diagonal(), dtype=np.float64)
+    else:
+        d = np.asarray(est.kernel_.diag(est.X_fit_), dtype=np.float64)
+    return od_noise(d, getattr(est, "_gram_dtype", "float64"))
+
+
 def _distances_from(est, Y: np.ndarray, sq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lam = _score_variance(est)
     keep = lam > 0
     sd = np.sqrt(np.sum(Y[:, keep] ** 2 / lam[keep], axis=1))
-    od = np.sqrt(np.maximum(sq - np.sum(Y**2, axis=1), 0.0))
+    od2 = sq - np.sum(Y**2, axis=1)
+    od = np.sqrt(np.where(od2 > _model_od_noise(est), od2, 0.0))
     return sd, od
 
 

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
 
 from ..operators import Centering
 from . import _diagnostics as diag
@@ -29,6 +30,12 @@ class SphericalKernelPCA(RobustKernelPCA):
     at ``sqrt(eps) * max_i sqrt(k(x_i, x_i))``. With ``kernel='precomputed'``
     ``transform`` needs ``k(t, t)``, which ``K_t`` does not hold, and raises;
     use :func:`kpca.robust.raw_projection` with ``kernel_diag``.
+
+    Pre-images: ``inverse_transform(Y)`` with the learned map ('ridge',
+    ``fit_inverse_transform=True``) takes ``transform``'s normalised scores;
+    'fixed_point' and 'mds' take raw coordinates ``<phi(t) - theta, f_l>``
+    (``kpca.robust.raw_projection(model, X)[0]``: the normalised scores have lost
+    the distance to the centre). ``denoise`` passes each method what it needs.
 
     Parameters
     ----------
@@ -150,3 +157,34 @@ class SphericalKernelPCA(RobustKernelPCA):
         Y, sq = diag.raw_projection(self, X, A)
         Y /= np.maximum(np.sqrt(sq), self._dist_floor)[:, None]
         return Y.astype(A.dtype, copy=False)
+
+    # ------------------------------------------------------------------ pre-images
+    def _preimage_scores(self, X, A: np.ndarray) -> np.ndarray:
+        """Coordinates ``<phi(t) - theta, f_l>`` of new points (not normalised).
+
+        ``denoise`` with 'fixed_point' / 'mds' inverts ``theta + sum_l y_l f_l``, the
+        projection of ``phi(t)`` itself on the spherical subspace; the learned
+        ('ridge') map was fitted on ``transform``'s normalised scores and gets those.
+        """
+        if getattr(self, "_ridge_denoise", False):
+            return self._project(X, A)
+        Y, _ = diag.raw_projection(self, X, A)
+        return Y.astype(A.dtype, copy=False)
+
+    def denoise(self, X, **params):
+        """Project X on the first spherical components, then take the pre-image.
+
+        As :meth:`kpca.KernelPCA.denoise`. 'fixed_point' and 'mds' invert the
+        projection ``theta + sum_l <phi(t) - theta, f_l> f_l`` of ``phi(t)`` on the
+        affine subspace through the spatial median; 'ridge' applies the learned map
+        to ``transform(X)``.
+        """
+        method = params.get("method", "auto")
+        if method == "auto":
+            check_is_fitted(self)
+            method = self._auto_method()
+        self._ridge_denoise = method == "ridge"
+        try:
+            return super().denoise(X, **params)
+        finally:
+            self.__dict__.pop("_ridge_denoise", None)

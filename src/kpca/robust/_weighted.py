@@ -15,17 +15,22 @@ INITS = ("spherical", "uniform")
 DISTANCES = ("full", "score")
 
 
-def _od_term(od2: np.ndarray, ref: np.ndarray) -> np.ndarray:
+def _od_term(od2: np.ndarray, noise: float) -> np.ndarray | None:
     """Squared positive robust z-score of ``OD^(2/3)`` (Wilson-Hilferty, as in ROBPCA).
 
-    Median and MAD are taken over the reference points ``ref`` (the current inliers).
+    Median and MAD are taken over all training points (both have a 50 % breakdown
+    point). Squared orthogonal distances at or below ``noise`` (the round-off level
+    of ``||phi - theta||^2 - sum_l y_l^2``) are treated as 0, and a MAD at the
+    round-off level gives no orthogonal term at all (``None``): otherwise, when the subspace
+    holds the whole data (e.g. a linear kernel with ``n_components >= n_features``),
+    the z-scores of pure round-off would decide the weights.
     """
-    t = np.sqrt(np.maximum(od2, 0.0)) ** (2.0 / 3.0)
-    r = t[ref] if np.count_nonzero(ref) >= 3 else t
-    med = np.median(r)
-    mad = diag.MAD_SCALE * np.median(np.abs(r - med))
-    if not mad > 0:
-        return np.zeros_like(t)
+    od2 = np.where(od2 > noise, od2, 0.0)
+    t = od2 ** (1.0 / 3.0)
+    med = np.median(t)
+    mad = diag.MAD_SCALE * np.median(np.abs(t - med))
+    if not mad > noise ** (1.0 / 3.0):
+        return None  # no orthogonal variation beyond round-off: no extra dimension
     return np.maximum((t - med) / mad, 0.0) ** 2
 
 
@@ -66,10 +71,10 @@ class WeightedKernelPCA(RobustKernelPCA):
        degree of freedom, ``d_i^2 += max(0, z_i)^2`` with the robust z-score
        ``z_i = (OD_i^(2/3) - median) / MAD`` of ``OD_i^2 = ||phi(x_i) - theta||^2 -
        sum_l y_l(x_i)^2`` (Wilson-Hilferty, as ROBPCA's cut-off; median and MAD over
-       the points of weight >= 1/2): points far from the subspace -- orthogonal
-       outliers, e.g. an isolated cluster in an RBF feature space -- are invisible
-       to the score distance alone, and an iteration on it can cycle between
-       including and excluding them;
+       all training points; round-off-level ``OD`` counts as 0): points far from
+       the subspace -- orthogonal outliers, e.g. an isolated cluster in an RBF
+       feature space -- are invisible to the score distance alone, and an
+       iteration on it can cycle between including and excluding them;
     3. Campbell's weights ``w_i = w(d_i)`` (:func:`campbell_weights`,
        ``d0 = sqrt(k) + b1 / sqrt(2)``, k the degrees of freedom of ``d``);
 
@@ -116,7 +121,8 @@ class WeightedKernelPCA(RobustKernelPCA):
     Attributes
     ----------
     weights_ : ndarray of shape (n_samples,)
-        Campbell weights ``w_i`` of the training points.
+        Campbell weights ``w_i`` of the training points (those below
+        ``sqrt(eps)`` of the kernel matrix's precision are set to exactly 0).
     center_weights_ : ndarray of shape (n_samples,)
         ``w / sum(w)``: the centre is ``sum_i center_weights_[i] phi(x_i)``.
     distances_ : ndarray of shape (n_samples,)
@@ -210,8 +216,9 @@ class WeightedKernelPCA(RobustKernelPCA):
         return np.asarray(CenteredOperator(op, unscaled).matmat(SA.astype(op.dtype)),
                           dtype=np.float64)
 
-    def _initial_distances(self, op, diag_k, plan, rng) -> np.ndarray | None:
-        """Mahalanobis-type distances from the spherical KPCA fit (robust start)."""
+    def _initial_distances(self, op, diag_k, plan, rng) -> tuple[np.ndarray, int] | None:
+        """Mahalanobis-type distances (and their degrees of freedom) from the spherical
+        KPCA fit: a robust start."""
         floor = self._dist_floor
         if self.center:
             g, m, c, dist, _, _ = spatial_median(
@@ -233,20 +240,21 @@ class WeightedKernelPCA(RobustKernelPCA):
         if not np.any(ok):
             return None
         d2 = np.sum(raw[:, ok] ** 2 / lam[ok], axis=1)
+        dof = int(np.count_nonzero(ok))
         if self.distance == "full":
             od2 = np.maximum(_sq_norms(cs, diag_k) - np.sum(raw**2, axis=1), 0.0)
-            d2 = d2 + _od_term(od2, np.ones(od2.size, bool))
-        return np.sqrt(d2)
+            term = _od_term(od2, self._od_noise)
+            if term is not None:
+                d2, dof = d2 + term, dof + 1
+        return np.sqrt(d2), dof
 
     def _robust_centering(self, op, diag_k, plan, rng) -> Centering:
         n = op.n
         w = np.ones(n)
         if self.init == "spherical":
-            d = self._initial_distances(op, diag_k, plan, rng)
-            if d is not None:
-                k = plan.k if plan.fraction is None else 1
-                k = min(k, n) + (self.distance == "full")
-                w = campbell_weights(d, k, self.b1, self.b2)
+            start = self._initial_distances(op, diag_k, plan, rng)
+            if start is not None:
+                w = campbell_weights(*start, self.b1, self.b2)
         d = np.zeros(n)
         converged, it = False, 0
         rho, previous = 1.0, np.inf
@@ -270,8 +278,9 @@ class WeightedKernelPCA(RobustKernelPCA):
             dof = mu.size
             if self.distance == "full":  # plus the orthogonal part, one more dimension
                 od2 = np.maximum(_sq_norms(c, diag_k) - np.sum(raw**2, axis=1), 0.0)
-                d2 = d2 + _od_term(od2, np.ones(od2.size, bool))
-                dof += 1
+                term = _od_term(od2, self._od_noise)
+                if term is not None:
+                    d2, dof = d2 + term, dof + 1
             d = np.sqrt(d2)
             w_new = campbell_weights(d, dof, self.b1, self.b2)
             change = float(np.max(np.abs(w_new - w)))
@@ -295,6 +304,9 @@ class WeightedKernelPCA(RobustKernelPCA):
                 stacklevel=6,
             )
         self.n_iter_, self.converged_ = it, converged
+        # a weight below sqrt(eps) contributes w^2 < eps to the covariance: make it an
+        # exact 0, so that no later step divides a training score by it
+        w = np.where(w >= np.sqrt(np.finfo(op.dtype).eps), w, 0.0)
         self.weights_ = w
         self.distances_ = d
         c = self._centering_for(op, w)
