@@ -8,7 +8,9 @@ non-zero weights, the objective (variance captured by the two components) at
 the start (uniform beta) and at convergence, the iterations, and how well the two
 learned components match those of the oracle (KPCA with the ANOVA kernel on x1,
 x2 alone; mean canonical correlation of the scores) -- next to the same for the
-uniform beta every ANOVA kernel starts from.
+uniform beta every ANOVA kernel starts from. "min(b1, b2)" shows whether both
+informative variables were kept (a run can converge to x1 alone). A last table
+varies gamma, including the default (gamma=None, i.e. 1 / n_features = 0.1).
 
     python benchmarks/bench_anova.py [--seeds 3] [--n 300]
 """
@@ -49,7 +51,7 @@ def main() -> None:
           f"{platform.python_version()}, numpy {np.__version__}; load average at start "
           f"{os.getloadavg()[0]:.2f}\n")
     AnovaKernelPCA(n_components=2, gamma=1.0).fit(data(50, 0)[0])  # warm-up
-    cs = (None, 1.5, 1.45, 1.42, 1.3, 1.0)
+    cs = (None, 1.5, 1.45, 1.42, 1.415, 1.3, 1.1, 1.0)
     uniform = []
     for seed in range(args.seeds):
         X, _ = data(args.n, seed)
@@ -60,11 +62,11 @@ def main() -> None:
           f"correlation with the oracle {np.mean(uniform):.3f} (min {np.min(uniform):.3f})\n")
     print(f"## ANOVA KPCA, n = {args.n}, {args.seeds} seeds (mean; beta of seed 0)\n")
     print("| c | share of beta^2 on x1,x2 | share of beta (L1) on x1,x2 | non-zero beta | "
-          "objective start -> end | iterations | canonical corr. with oracle | seconds | "
-          "beta (seed 0) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "min(b1, b2) | objective start -> end | iterations | canonical corr. with oracle | "
+          "seconds | beta (seed 0) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for c in cs:
-        l2, l1, nnz, j0, j1, its, aucs, secs = [], [], [], [], [], [], [], []
+        l2, l1, nnz, j0, j1, its, aucs, secs, both = [], [], [], [], [], [], [], [], []
         beta0 = None
         for seed in range(args.seeds):
             X, _ = data(args.n, seed)
@@ -75,6 +77,7 @@ def main() -> None:
             l2.append(np.sum(b[:2] ** 2))
             l1.append(b[:2].sum() / b.sum())
             nnz.append(np.count_nonzero(b > 1e-12))
+            both.append(b[:2].min())
             j0.append(est.objective_[0])
             j1.append(est.objective_[-1])
             its.append(est.n_iter_)
@@ -83,7 +86,8 @@ def main() -> None:
             if seed == 0:
                 beta0 = b
         print(f"| {c} | {np.mean(l2):.3f} (min {np.min(l2):.3f}) | {np.mean(l1):.3f} "
-              f"(min {np.min(l1):.3f}) | {np.mean(nnz):.1f} | {np.mean(j0):.1f} -> "
+              f"(min {np.min(l1):.3f}) | {np.mean(nnz):.1f} | "
+              f"{', '.join(f'{v:.2f}' for v in both)} | {np.mean(j0):.1f} -> "
               f"{np.mean(j1):.1f} | {np.mean(its):.1f} | "
               f"{np.mean(aucs):.3f} (min {np.min(aucs):.3f}) | "
               f"{np.mean(secs):.2f} | {np.array2string(beta0, precision=2, max_line_width=200)} |")
@@ -97,6 +101,22 @@ def main() -> None:
             b = AnovaKernelPCA(n_components=2, gamma=1.0).fit(X).beta_
             share.append(float(np.sum(b[:2] ** 2)))
         print(f"| {n} | {', '.join(f'{v:.2f}' for v in share)} | {np.mean(share):.3f} |")
+
+    print(f"\n## Kernel width (c = None, n = {args.n}, {args.seeds} seeds): share of beta^2 "
+          "and of beta (L1) on x1, x2\n")
+    print("| gamma | share of beta^2 (per seed) | share of beta, L1 (per seed) | "
+          "min(b1, b2) (per seed) |\n|---|---|---|---|")
+    for gamma in (None, 0.5, 1.0, 2.0, 5.0):
+        l2, l1, both = [], [], []
+        for seed in range(args.seeds):
+            X, _ = data(args.n, seed)
+            b = AnovaKernelPCA(n_components=2, gamma=gamma).fit(X).beta_
+            l2.append(np.sum(b[:2] ** 2))
+            l1.append(b[:2].sum() / b.sum())
+            both.append(b[:2].min())
+        name = "None (default, 1/10)" if gamma is None else gamma
+        print(f"| {name} | {', '.join(f'{v:.3f}' for v in l2)} | "
+              f"{', '.join(f'{v:.3f}' for v in l1)} | {', '.join(f'{v:.2f}' for v in both)} |")
 
 
 if __name__ == "__main__":

@@ -53,16 +53,33 @@ class NaiveKPCA:
         return G
 
 
-def fixed_point_rbf_loop(X, G, Z0, gamma, n_iter):
-    """Mika et al. iteration, one point at a time, exactly ``n_iter`` steps."""
+def fixed_point_rbf_loop(X, G, Z0, gamma, n_iter, restart_to=None):
+    """Mika et al. iteration, one point at a time, exactly ``n_iter`` steps.
+
+    With ``restart_to`` (one training row index per point): the documented
+    recovery rule. A step whose denominator vanishes (``|sum w| <= 1e-10 sum |w|``)
+    restarts the point once from ``X[restart_to[a]]`` (the step counts); a second
+    such step ends its iteration.
+    """
     out = np.array(Z0, dtype=float, copy=True)
     for a in range(G.shape[0]):
         z = out[a]
+        restarted = False
         for _ in range(n_iter):
             w = G[a] * np.exp(-gamma * ((X - z) ** 2).sum(axis=1))
+            if restart_to is not None and not abs(w.sum()) > 1e-10 * np.abs(w).sum():
+                if restarted:
+                    break
+                z, restarted = X[restart_to[a]], True
+                continue
             z = w @ X / w.sum()
         out[a] = z
     return out
+
+
+def feature_sqdist(K, G):
+    """``||sum_i G[a, i] phi(x_i) - phi(x_j)||^2`` from the full Gram matrix, (m, n)."""
+    return np.einsum("ai,ij,aj->a", G, K, G)[:, None] - 2 * G @ K + np.diag(K)[None, :]
 
 
 def mds_loop(X, d2_input, neighbors):

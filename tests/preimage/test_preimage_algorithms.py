@@ -5,10 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _naive_preimage import NaiveKPCA, fixed_point_rbf_loop, kernel_matrix, mds_loop
+from _naive_preimage import (
+    NaiveKPCA,
+    feature_sqdist,
+    fixed_point_rbf_loop,
+    kernel_matrix,
+    mds_loop,
+)
 from hypothesis import given
 from hypothesis import strategies as st
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.decomposition import PCA
 
 from kpca import KernelPCA
@@ -36,6 +42,30 @@ def test_fixed_point_vectorised_equals_per_point_loop(center):
     Z_ref = fixed_point_rbf_loop(X, ref.gammas(ref.scores(T)), T, gamma, 25)
     assert_allclose(Z, Z_ref, atol=1e-7)
     assert np.all(info.n_iter <= 25) and not info.restarted.any()
+
+
+@pytest.mark.parametrize("block_bytes", [1, 4000, 15360, 10**9])
+def test_fixed_point_blocks_chunks_and_restarts_equal_per_point_loop(block_bytes):
+    """Many points per chunk, several column blocks of training rows, Gamma cached or
+    recomputed (depending on block_bytes), and points restarted mid-batch: the
+    active-set iteration still equals the per-point loop with the same rule."""
+    rng = np.random.RandomState(11)
+    X = rng.standard_normal((200, 3))
+    T = rng.standard_normal((9, 3))
+    gamma = 0.4
+    est = KernelPCA(7, kernel="rbf", gamma=gamma, eigen_solver="dense").fit(X)
+    ref = NaiveKPCA(X, 7, "rbf", gamma=gamma)
+    Z0 = T.copy()
+    Z0[[1, 4, 8]] = 1e4  # every k(z, x_i) underflows: these points restart
+    Y = est.transform(T)
+    G = ref.gammas(ref.scores(T))
+    nearest = np.argmin(feature_sqdist(ref.K, G), axis=1)
+    Z, info = fixed_point_preimage(Subspace.from_estimator(est), Y, Z0, max_iter=20, tol=0.0,
+                                   block_bytes=block_bytes)
+    Z_ref = fixed_point_rbf_loop(X, G, Z0, gamma, 20, restart_to=nearest)
+    assert_allclose(Z, Z_ref, atol=1e-7)
+    assert_array_equal(info.restarted, np.isin(np.arange(9), [1, 4, 8]))
+    assert np.all(info.n_iter == 20) and not info.converged.any()
 
 
 def test_fixed_point_converged_points_are_stationary():
@@ -200,6 +230,31 @@ def test_mds_vectorised_equals_per_point_loop(center):
                            block_bytes=1)
     assert_allclose(Z, Z_ref, atol=1e-8)
     assert info.converged.all() and np.all(info.n_iter == 0)
+
+
+@pytest.mark.parametrize("degree", [2, 3])
+@pytest.mark.parametrize("center", [True, False])
+def test_mds_polynomial_equals_per_point_loop(center, degree):
+    """Polynomial distance map from full matrices: k(z, x_j) ~ <P phi(t), phi(x_j)> and
+    k(z, z) ~ ||P phi(t)||^2, inverted through the p-th root (all positive here)."""
+    rng = np.random.RandomState(12)
+    X, T = rng.uniform(0, 1, (90, 3)), rng.uniform(0, 1, (6, 3))
+    g, c = 0.5, 1.0
+    kw = dict(gamma=g, degree=degree, coef0=c)
+    est = KernelPCA(6, kernel="poly", center=center, eigen_solver="dense", **kw).fit(X)
+    ref = NaiveKPCA(X, 6, "poly", center=center, **kw)
+    G = ref.gammas(ref.scores(T))
+    inner = G @ ref.K  # <P phi(t), phi(x_j)>
+    pn = np.einsum("ai,ai->a", inner, G)  # ||P phi(t)||^2
+    assert np.all(inner > 0) and np.all(pn > 0)
+    zx = (inner ** (1 / degree) - c) / g
+    zz = (pn ** (1 / degree) - c) / g
+    d2 = np.maximum(zz[:, None] + (X**2).sum(1)[None, :] - 2 * zx, 0)
+    nbrs = np.argsort(feature_sqdist(ref.K, G), axis=1)[:, :12]
+    Z_ref = mds_loop(X, d2, nbrs)
+    Z, _ = mds_preimage(Subspace.from_estimator(est), est.transform(T), n_neighbors=12,
+                        block_bytes=1)
+    assert_allclose(Z, Z_ref, atol=1e-7)
 
 
 def test_sparse_training_data_gives_the_dense_result():

@@ -131,6 +131,41 @@ def test_adversarial_inputs_give_finite_output(Xy, method, shift):
         assert info.restarted[: T.shape[0]].all()
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_constant_training_data(kernel):
+    """All training rows equal: K~ = 0, every score is 0 and P phi(t) = phi(x_0), whose
+    pre-image is x_0 (fixed point: one step; mds: the neighbours' mean). The
+    polynomial fixed point oscillates here (|derivative| > 1): flagged, finite."""
+    const = np.full((20, 3), 0.7)
+    T = np.random.RandomState(4).standard_normal((5, 3))
+    est = KernelPCA(2, kernel=kernel, gamma=0.5, fit_inverse_transform=True).fit(const)
+    for method in ("fixed_point", "mds", "ridge"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            Z, info = est.denoise(T, method=method, return_info=True)
+        assert np.all(np.isfinite(Z)) and np.all(np.isfinite(info.residual)), method
+        if method == "mds" or (method == "fixed_point" and kernel != "poly"):
+            assert_allclose(Z, 0.7, atol=1e-12)
+            assert info.converged.all()
+
+
+@pytest.mark.parametrize("method", ["fixed_point", "mds"])
+def test_duplicated_training_rows(method):
+    """Training rows repeated 6 times: with all components the distinct points are
+    their own pre-images (the duplicates neither break the neighbour step nor the
+    iteration), and noisy copies stay finite."""
+    rng = np.random.RandomState(5)
+    P = rng.uniform(0, 1, (5, 3))
+    X = np.repeat(P, 6, axis=0)
+    est = KernelPCA(kernel="rbf", gamma=0.5, eigen_solver="dense").fit(X)
+    assert est.eigenvalues_.size == 4  # 5 distinct points, centred
+    Z, info = est.denoise(P, method=method, return_info=True, tol=1e-8, max_iter=500)
+    assert_allclose(Z, P, atol=1e-6)
+    assert info.converged.all() and not info.restarted.any()
+    Z = est.denoise(P + 0.1 * rng.standard_normal(P.shape), method=method)
+    assert np.all(np.isfinite(Z))
+
+
 def test_dtype_kept(Xy):
     X, T = Xy
     est = KernelPCA(3, kernel="rbf", gamma=0.3).fit(X.astype(np.float32))
@@ -186,8 +221,13 @@ def test_bad_parameters_are_named(Xy):
             est.denoise(T, n_components=nc)
     with pytest.raises(ValueError, match=r"shape \(n_samples, q\) with 1 <= q <= 3"):
         est.inverse_transform(np.ones((2, 4)), method="mds")
-    with pytest.raises(ValueError, match="NaN"):
-        est.inverse_transform(np.full((2, 3), np.nan), method="fixed_point")
+    for method in ("fixed_point", "mds"):
+        with pytest.raises(ValueError, match="NaN"):
+            est.inverse_transform(np.full((2, 3), np.nan), method=method)
+    ridge = KernelPCA(3, kernel="rbf", gamma=0.3, fit_inverse_transform=True).fit(X)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="NaN or infinity"):  # not a silent NaN
+            ridge.inverse_transform(np.full((2, 3), bad))
     with pytest.raises(ValueError, match="features"):
         est.denoise(np.ones((2, 5)))
     with pytest.raises(ValueError, match="n_neighbors must be an integer >= 1"):
@@ -291,6 +331,12 @@ def test_preimages_are_blocked_over_training_rows():
     assert peak(lambda: fixed_point_preimage(space, Y, T, block_bytes=bb)) < one_mn
     assert peak(lambda: mds_preimage(space, Y, block_bytes=bb)) < one_mn
     assert peak(lambda: space.residual(T, Y, bb)) < one_mn
+    # many points: processed in row chunks too (a (m, 64) block would be 4 bb here)
+    T_many = rng.uniform(0, 1, (2000, d))
+    Y_many = est.transform(T_many)
+    assert peak(lambda: space.residual(T_many, Y_many, bb)) < X.nbytes + 6 * bb
+    assert peak(lambda: mds_preimage(space, Y_many, block_bytes=bb)) < \
+        T_many.nbytes + X.nbytes + 6 * bb
     for method in ("fixed_point", "mds", "ridge"):
         assert peak(lambda method=method: est.denoise(T, method=method)) < 12 * 2**20
 

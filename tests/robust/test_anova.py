@@ -58,6 +58,7 @@ def test_anova_finds_the_informative_variables():
                                atol=1e-8)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_objective_is_the_sum_of_top_eigenvalues():
     X = _nested_circles(120, seed=1)
     est = AnovaKernelPCA(n_components=2, gamma=1.0, beta_max_iter=4).fit(X)
@@ -88,3 +89,54 @@ def test_bad_c_is_named_and_round_trip(tmp_path):
     loaded = load_model(tmp_path / "a.kpca")
     np.testing.assert_array_equal(loaded.beta_, est.beta_)
     np.testing.assert_array_equal(loaded.transform(X[:4]), est.transform(X[:4]))
+
+
+def _explicit_terms(X, gamma, beta, k):
+    """Dense reference of the beta step's data: a_j = tr(V^T H K_j H V), V the top-k
+    eigenvectors of H K_beta H, with every per-variable kernel K_j formed explicitly."""
+    n = len(X)
+    H = np.eye(n) - 1.0 / n
+    Kj = [np.exp(-gamma * (X[:, j, None] - X[None, :, j]) ** 2) for j in range(X.shape[1])]
+    Kb = H @ sum(b * K for b, K in zip(beta, Kj, strict=True)) @ H
+    V = np.linalg.eigh(Kb)[1][:, ::-1][:, :k]
+    return np.array([np.trace(V.T @ H @ K @ H @ V) for K in Kj])
+
+
+def _slsqp_best(a, c):
+    """Best value of max a.beta, ||beta||_2 <= 1, ||beta||_1 <= c, beta >= 0 (multi-start)."""
+    p = a.size
+    cons = [{"type": "ineq", "fun": lambda x: 1 - x @ x},
+            {"type": "ineq", "fun": lambda x: c - x.sum()}]
+    best, arg = -np.inf, None
+    for start in (np.full(p, 0.1), np.eye(p)[np.argmax(a)] * 0.9, np.full(p, 1 / p)):
+        res = minimize(lambda x: -a @ x, start, bounds=[(0, None)] * p, constraints=cons,
+                       method="SLSQP", options={"ftol": 1e-14, "maxiter": 1000})
+        if -res.fun > best:
+            best, arg = -res.fun, res.x
+    return best, arg
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_beta_steps_of_a_fit_solve_their_constrained_problem():
+    """Each beta of the alternation maximises tr(V^T K~_beta V) over the constraint set
+    for the V of the previous KPCA step: dense per-variable kernels + SLSQP."""
+    X = _nested_circles(70, seed=3)[:, :5]
+    c = 1.3
+    est = AnovaKernelPCA(n_components=2, gamma=1.0, c=c, beta_max_iter=3).fit(X)
+    assert len(est.beta_path_) >= 2
+    for prev, new in zip(est.beta_path_[:-1], est.beta_path_[1:], strict=True):
+        a = _explicit_terms(X, 1.0, prev, 2)
+        best, arg = _slsqp_best(a, c)
+        assert np.linalg.norm(new) == pytest.approx(1.0) and new.sum() <= c + 1e-8
+        assert np.all(new >= 0)
+        assert a @ new >= best - 1e-7 * best  # optimal (new is feasible, so also <= best)
+        np.testing.assert_allclose(new, arg, atol=2e-3)  # unique maximiser (SLSQP accuracy)
+
+
+def test_converged_beta_is_a_fixed_point_of_its_step():
+    X = _nested_circles(90, seed=4)[:, :4]
+    est = AnovaKernelPCA(n_components=2, gamma=1.0, beta_tol=1e-9).fit(X)
+    assert est.converged_
+    a = _explicit_terms(X, 1.0, est.beta_, 2)
+    np.testing.assert_allclose(beta_update(a), est.beta_, atol=1e-7)
+    np.testing.assert_allclose(est._variable_terms(est.X_fit_), a, rtol=1e-8)

@@ -66,6 +66,7 @@ def test_weighted_linear_equals_campbell_weighted_pca(contaminated):
     lam, E = np.linalg.eigh(C)
     lam, E = lam[::-1][:2], E[:, ::-1][:, :2]
     np.testing.assert_allclose(est.explained_variance_, lam, rtol=1e-8)
+    np.testing.assert_allclose(est.explained_variance_ratio_, lam / np.trace(C), rtol=1e-8)
     np.testing.assert_allclose(est.transform(T), _align(est.transform(T), (T - mu) @ E),
                                atol=1e-8)
     np.testing.assert_allclose(est.fit_transform(X), _align(est.fit_transform(X), (X - mu) @ E),
@@ -238,3 +239,36 @@ def test_subspace_holding_the_data_has_no_orthogonal_outliers():
     ref = WeightedKernelPCA(2, distance="score", robust_max_iter=50).fit(X)
     np.testing.assert_allclose(est.weights_, ref.weights_, atol=1e-12)
     assert np.all(est.weights_[:3] < 0.5) and np.median(est.weights_[3:]) == 1.0
+
+
+def test_kernel_spatial_median_satisfies_its_optimality_condition():
+    """RBF kernel: at the spatial median the feature-space gradient of sum_i ||phi_i - theta||,
+    -sum_i (phi_i - theta) / ||phi_i - theta|| = sum_i u_i phi_i, vanishes (u^T K u ~ 0)."""
+    X, _ = make_circles(120, factor=0.3, noise=0.05, random_state=2)
+    est = SphericalKernelPCA(2, kernel="rbf", gamma=3.0, robust_tol=1e-10,
+                             robust_max_iter=5000).fit(X)
+    assert est.converged_ and est.n_iter_ > 1
+    K = est.kernel_(X)
+    g = est.center_weights_
+    d = np.sqrt(np.diag(K) - 2 * K @ g + g @ K @ g)  # explicit distances to the centre
+    np.testing.assert_allclose(est.distances_, d, atol=1e-10)
+    u = 1 / d - np.sum(1 / d) * g
+    assert np.sqrt(u @ K @ u) < 1e-6 * np.sum(1 / d)
+    # and theta is a minimum: moving it towards any training point increases the sum
+    for j in (0, 50, 100):
+        h = -0.01 * g
+        h[j] += 0.01
+        gh = g + h
+        assert np.sum(np.sqrt(np.diag(K) - 2 * K @ gh + gh @ K @ gh)) > d.sum()
+
+
+def test_robust_iterations_report_non_convergence(contaminated):
+    from sklearn.exceptions import ConvergenceWarning
+
+    _, X, _ = contaminated
+    with pytest.warns(ConvergenceWarning, match="spatial median did not converge"):
+        est = SphericalKernelPCA(2, robust_max_iter=2).fit(X)
+    assert not est.converged_ and est.n_iter_ == 2
+    with pytest.warns(ConvergenceWarning, match="weights did not converge"):
+        est = WeightedKernelPCA(2, init="uniform", robust_max_iter=1).fit(X)
+    assert not est.converged_ and est.n_iter_ == 1

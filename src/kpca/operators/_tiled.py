@@ -164,10 +164,10 @@ class TiledKernelOperator(KernelOperator):
         rows = slice(self.bounds[i], self.bounds[i + 1])
         cols = slice(self.bounds[j], self.bounds[j + 1])
         if c.enabled:
+            # two sweeps over the tile, not three: the grand mean joins the column term
             r = c.row_means.astype(self.dtype)
             T -= r[rows, None]
-            T -= r[None, cols]
-            T += self.dtype.type(c.grand_mean)
+            T -= (c.row_means[cols] - c.grand_mean).astype(self.dtype)[None, :]
         if c.scale is not None:  # robust KPCA: S K~ S
             s = c.scale.astype(self.dtype)
             T *= s[rows, None]

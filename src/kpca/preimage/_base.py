@@ -60,7 +60,8 @@ class PreimageInfo:
         Closed-form methods (ridge, mds, and fixed point with the linear kernel):
         always True.
     n_iter : ndarray of int, shape (m,)
-        Fixed-point iterations run for each point (0 for closed-form methods).
+        Fixed-point iterations run for each point (0 for ridge and mds; 1 for
+        the fixed point's single closed-form step with the linear kernel).
     restarted : ndarray of bool, shape (m,)
         Fixed point: the denominator ``sum_i gamma_i k(z, x_i)`` vanished (or the
         update was not finite) and the point was restarted from the training
@@ -142,6 +143,13 @@ class Subspace:
         cols = max(64, block_bytes // (8 * (3 * max(1, m) + max(1, self.n_features))))
         for j0 in range(0, self.n, cols):
             yield j0, min(self.n, j0 + cols)
+
+    @staticmethod
+    def row_chunk(block_bytes: int = BLOCK_BYTES) -> int:
+        """Points processed together so that a block of the smallest width
+        :meth:`column_blocks` uses (64 training rows) and two temporaries like it
+        stay within ``block_bytes``."""
+        return max(1, block_bytes // (3 * 8 * 64))
 
     def rows(self, j0: int, j1: int) -> np.ndarray:
         """Training inputs ``x_j0 .. x_{j1-1}`` as a dense float64 array."""
@@ -237,7 +245,8 @@ class Subspace:
                 ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` training points nearest to ``P phi(t)`` in feature space.
 
-        Evaluated in column blocks with a running top-k (memory O(m k + block)).
+        Evaluated in column blocks with a running top-k (memory O(m k + block));
+        callers with many points pass them in chunks of :meth:`row_chunk`.
 
         Returns
         -------
@@ -269,11 +278,16 @@ class Subspace:
         ``= k(z, z) - 2 sum_i gamma_i k(z, x_i) + ||P phi(t)||^2``, clipped at 0.
         """
         m = Z.shape[0]
-        c = self.offsets(Y)
         prep = self.kernel.prepare(self.X_fit, np.float64)
         cross = np.zeros(m)
-        for j0, j1 in self.column_blocks(m, block_bytes):
-            Kb = np.asarray(self.kernel.block_prepared(Z, prep[j0:j1]), dtype=np.float64)
-            cross += np.einsum("ij,ij->i", Kb, self.coefficients(Y, c, j0, j1))
+        # row chunks too: a (rows, 64)-column block and its temporaries fit block_bytes
+        rows = self.row_chunk(block_bytes)
+        for a0 in range(0, m, rows):
+            Za, Ya = Z[a0 : a0 + rows], Y[a0 : a0 + rows]
+            c = self.offsets(Ya)
+            for j0, j1 in self.column_blocks(Za.shape[0], block_bytes):
+                Kb = np.asarray(self.kernel.block_prepared(Za, prep[j0:j1]), dtype=np.float64)
+                cross[a0 : a0 + rows] += np.einsum("ij,ij->i", Kb,
+                                                   self.coefficients(Ya, c, j0, j1))
         kzz = np.asarray(self.kernel.diag(Z), dtype=np.float64)
         return np.maximum(kzz - 2.0 * cross + self.proj_sqnorm(Y), 0.0)

@@ -16,7 +16,10 @@ The pre-image of ``P phi(t) = sum_i gamma_i phi(x_i)`` minimises
 
 The iteration runs for all points at once on an active set (converged points
 stop), evaluating the kernel against the training rows in column blocks, so the
-largest temporary is one (m, block) matrix: never (m, n, d).
+largest temporary is one (m, block) matrix: never (m, n, d). The expansion
+coefficients ``gamma`` of a chunk of points are computed once and reused by every
+iteration when they fit in one block (``chunk * n * 8 <= block_bytes``), else
+recomputed per block.
 
 Stopping rule: ``||z_new - z|| <= tol * scale`` with ``scale`` the kernel width
 ``sigma = 1/sqrt(2 g)`` for RBF (capped by the data's spread) and the data's
@@ -71,8 +74,15 @@ def _data_scale(space: Subspace, block_bytes: int = BLOCK_BYTES) -> float:
 
 
 def _step(space: Subspace, prep, Z: np.ndarray, Y: np.ndarray, c: np.ndarray,
-          block_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One update for the rows of ``Z``: numerator (m, d), denominator (m,), sum |w| (m,)."""
+          block_bytes: int, G: np.ndarray | None = None, rows: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One update for the rows of ``Z``: numerator (m, d), denominator (m,), sum |w| (m,).
+
+    ``G`` (optional): the expansion coefficients ``Gamma`` of a whole chunk of
+    points, cached by the caller; ``Z``, ``Y`` and ``c`` are then its rows ``rows``.
+    Without it ``Gamma`` is recomputed block by block (``Y (SA)^T``: m x k x n
+    flops, more than the kernel itself when k exceeds the input dimension).
+    """
     kernel = space.kernel
     m = Z.shape[0]
     num = np.zeros((m, space.n_features))
@@ -81,7 +91,8 @@ def _step(space: Subspace, prep, Z: np.ndarray, Y: np.ndarray, c: np.ndarray,
     rbf = isinstance(kernel, RBF)
     poly = isinstance(kernel, Polynomial)
     for j0, j1 in space.column_blocks(m, block_bytes):
-        W = space.coefficients(Y, c, j0, j1)
+        # (a copy: W is scaled in place below)
+        W = space.coefficients(Y, c, j0, j1) if G is None else G[rows, j0:j1]
         Xb = space.rows(j0, j1)
         if rbf:
             W *= kernel.block_prepared(Z, prep[j0:j1])
@@ -148,12 +159,14 @@ def fixed_point_preimage(
     converged = np.zeros(m, bool)
     n_iter = np.zeros(m, np.intp)
     restarted = np.zeros(m, bool)
+    # points per chunk: their (chunk, 64)-column blocks also fit in block_bytes
+    chunk = min(_CHUNK, space.row_chunk(block_bytes))
     if isinstance(space.kernel, Linear) or (
         isinstance(space.kernel, Polynomial) and float(space.kernel.degree) == 1.0
     ):
         # closed form: P phi(t) = sum_i gamma_i x_i lies in input space (max_iter ignored)
-        for a0 in range(0, m, _CHUNK):
-            sl = slice(a0, a0 + _CHUNK)
+        for a0 in range(0, m, chunk):
+            sl = slice(a0, a0 + chunk)
             Z[sl] = _step(space, None, Z[sl], Y[sl], space.offsets(Y[sl]), block_bytes)[0]
         return Z, PreimageInfo("fixed_point", np.ones(m, bool), np.ones(m, np.intp), restarted)
     prep = space.kernel.prepare(space.X_fit, np.float64) if isinstance(space.kernel, RBF) \
@@ -162,18 +175,24 @@ def fixed_point_preimage(
     if isinstance(space.kernel, RBF):
         scale = min(scale, 1.0 / np.sqrt(2.0 * float(space.kernel.gamma)))
     thresh = tol * scale
-    # points per chunk: their (chunk, 64)-column blocks also fit in block_bytes
-    chunk = max(1, min(_CHUNK, block_bytes // (3 * 8 * 64)))
     for a0 in range(0, m, chunk):
         idx = np.arange(a0, min(m, a0 + chunk))
         c_all = space.offsets(Y[idx])
+        # Gamma does not change between iterations: cache it for the chunk when
+        # it fits in one block (it is then gathered per active row and column block)
+        G = None
+        if idx.size * space.n * 8 <= block_bytes:
+            G = np.empty((idx.size, space.n))
+            for j0, j1 in space.column_blocks(idx.size, block_bytes):
+                G[:, j0:j1] = space.coefficients(Y[idx], c_all, j0, j1)
         active = np.arange(idx.size)
         for _ in range(max_iter):
             if active.size == 0:
                 break
             rows = idx[active]
             Za = Z[rows]
-            num, den, absw = _step(space, prep, Za, Y[rows], c_all[active], block_bytes)
+            num, den, absw = _step(space, prep, Za, Y[rows], c_all[active], block_bytes,
+                                   G, active)
             with np.errstate(all="ignore"):
                 Znew = num / den[:, None]
             bad = ~(np.abs(den) > _VANISH * absw) | ~np.all(np.isfinite(Znew), axis=1)

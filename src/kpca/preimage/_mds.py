@@ -151,8 +151,9 @@ def mds_preimage(
     m, d = Y.shape[0], space.n_features
     q = min(int(n_neighbors), space.n)
     Z = np.empty((m, d))
-    # neighbour tensors (rows, q, d) are kept near block_bytes
-    rows = max(1, block_bytes // (8 * q * max(d, 1) * 3))
+    # neighbour tensors (rows, q, d) and the search's (rows, block) blocks are kept
+    # near block_bytes
+    rows = max(1, min(block_bytes // (8 * q * max(d, 1) * 3), space.row_chunk(block_bytes)))
     for a0 in range(0, m, rows):
         Ya = Y[a0 : a0 + rows]
         idx, fd2 = space.nearest(Ya, q, block_bytes)

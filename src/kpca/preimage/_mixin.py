@@ -59,6 +59,11 @@ def _check_options(n_neighbors: Any, max_iter: Any, tol: Any) -> None:
         raise ValueError(f"tol must be a finite number >= 0; got {tol!r}.")
 
 
+def _check_finite_scores(Y: np.ndarray) -> None:
+    if not np.all(np.isfinite(Y)):  # (as scikit-learn's check; never a silent NaN)
+        raise ValueError("inverse_transform: the scores contain NaN or infinity.")
+
+
 def _warn_not_converged(info: PreimageInfo, max_iter: int) -> None:
     bad = int((~info.converged).sum())
     if bad:
@@ -135,6 +140,7 @@ class PreimageMixin:
                     f"inverse_transform expects scores of shape (n_samples, "
                     f"{self.X_transformed_fit_.shape[1]}); got shape {Y.shape}."
                 )
+            _check_finite_scores(Y)
             Z = ridge_preimage(self._score_kernel, Y, self.X_transformed_fit_, self.dual_coef_,
                                block_bytes=self._preimage_block_bytes())
             if not return_info:
@@ -152,8 +158,7 @@ class PreimageMixin:
                 f"inverse_transform(method={method!r}) expects scores of shape (n_samples, q) "
                 f"with 1 <= q <= {k} (the fitted n_components); got shape {Y.shape}."
             )
-        if not np.all(np.isfinite(Y)):
-            raise ValueError("inverse_transform: the scores contain NaN or infinity.")
+        _check_finite_scores(Y)
         space = Subspace.from_estimator(self, Y.shape[1])
         Z0 = None
         if method == "fixed_point":

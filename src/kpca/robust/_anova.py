@@ -84,9 +84,16 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
         Components fitted and used in the objective. (``None`` or a fraction are
         accepted; ``None`` makes the objective the total variance.)
     gamma : float, 'scale', 'median' or None, default=None
-        Per-variable RBF coefficient (as the 'anova' kernel of :class:`kpca.KernelPCA`).
+        Per-variable RBF coefficient (as the 'anova' kernel of :class:`kpca.KernelPCA`;
+        None is ``1 / n_features``). Which variables win depends on it: set it to the
+        scale of the structure sought or tune it by cross-validation. Too small a
+        value makes wide noise variables look like low-rank, high-variance terms
+        (on the seed example, x1, x2 on unit circles and eight N(0, 3.5^2) noise
+        variables, the default 0.1 and 0.5 put beta on the noise, 1-2 on x1, x2;
+        docs/robust.md).
     c : float >= 1 or None, default=None
-        L1 bound on ``beta``; None: no bound.
+        L1 bound on ``beta``; None: no bound (then no weight is exactly 0).
+        ``c`` slightly above ``sqrt(m)`` allows about ``m`` equal non-zero weights.
     beta_tol : float, default=1e-6
         Stop when ``||beta_new - beta||_2 <= beta_tol``.
     beta_max_iter : int, default=100

@@ -134,6 +134,11 @@ class RobustKernelPCA(DiagnosticsMixin, KernelPCA):
             self.__dict__.pop("_fit_rng", None)
             self.__dict__.pop("_fit_plan", None)
 
+    def _start_block(self, X, b: int, rng) -> None:
+        # the operator decomposed is S K~ S, unknown until the robust centre is found:
+        # a start block riding on the construction pass would be wasted columns
+        return None
+
     def _center_operator(self, op: KernelOperator) -> tuple[KernelOperator, Centering]:
         diag_k = np.asarray(op.diag(), dtype=np.float64)
         self._dist_floor = kernel_norm_floor(diag_k, op.dtype)

@@ -1,0 +1,91 @@
+"""The Nyström warm start of the exact block Krylov solver."""
+
+import numpy as np
+import pytest
+from scipy.linalg import eigh, subspace_angles
+
+from kpca import KernelPCA
+from kpca.approx._start import nystrom_start
+from kpca.kernels import RBF, Linear, Polynomial
+from kpca.operators import TiledKernelOperator, center
+from kpca.solvers import krylov_eigsh, krylov_start
+
+
+def _centred_gram(kernel, X):
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    H = np.eye(len(X)) - 1.0 / len(X)
+    return H @ K @ H
+
+
+def test_block_is_orthonormal_and_reproducible():
+    X = np.random.default_rng(0).standard_normal((400, 6))
+    Q = nystrom_start(RBF(gamma=0.2), X, 24, random_state=3)
+    assert Q.shape == (400, 24)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(24), atol=1e-12)
+    np.testing.assert_array_equal(Q, nystrom_start(RBF(gamma=0.2), X, 24, random_state=3))
+
+
+def test_linear_kernel_block_contains_the_principal_subspace():
+    # Nyström of the linear kernel with more landmarks than features is exact: the
+    # block must contain the centred data's whole column space (rank 5 < b), then
+    # random completion
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 5)) @ rng.standard_normal((5, 5)) + 7.0
+    Q = nystrom_start(Linear(), X, 12, random_state=0)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(12), atol=1e-12)
+    w, V = eigh(_centred_gram(Linear(), X))
+    top = V[:, -5:]  # the 5 non-zero directions of the centred Gram matrix
+    assert np.max(subspace_angles(top, Q)) < 1e-8
+
+
+def test_rbf_block_is_near_the_top_eigenvectors():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((600, 3))
+    kernel = RBF(gamma=0.3)
+    w, V = eigh(_centred_gram(kernel, X))
+    top = V[:, ::-1][:, :4]
+    near = np.max(subspace_angles(top, nystrom_start(kernel, X, 16, random_state=0)))
+    rand = np.max(subspace_angles(top, krylov_start(600, 16, 0)))
+    assert near < 0.1 < rand  # radians; a random 16-d block is nearly orthogonal
+
+
+def test_uncentred_start_follows_the_uncentred_matrix():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 3))
+    kernel = RBF(gamma=0.3)
+    w, V = eigh(np.asarray(kernel.block(X), dtype=np.float64))
+    top = V[:, ::-1][:, :3]  # the first one is the near-constant direction
+    Q = nystrom_start(kernel, X, 16, center=False, random_state=0)
+    assert np.max(subspace_angles(top, Q)) < 0.1
+
+
+def test_overflowing_kernel_falls_back_to_a_random_block():
+    X = np.full((200, 3), 1e3)
+    Q = nystrom_start(Polynomial(gamma=1.0, degree=200, coef0=1.0), X, 8, random_state=0)
+    assert np.all(np.isfinite(Q))
+    np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-12)
+
+
+def test_start_saves_passes_and_keeps_the_answer():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1500, 8))
+    kernel = RBF(gamma=1 / 8)
+    op, _ = center(TiledKernelOperator(kernel, X, dtype=np.float64), inplace=True)
+    Q0 = krylov_start(1500, 24, 0)
+    P0 = nystrom_start(kernel, X, 24, random_state=0)
+    cold = krylov_eigsh(op, 4, start=(Q0, op.matmat(Q0)))
+    warm = krylov_eigsh(op, 4, start=(P0, op.matmat(P0)))
+    assert cold.converged and warm.converged
+    assert warm.n_matvec < cold.n_matvec
+    np.testing.assert_allclose(warm.values, cold.values, rtol=1e-10)
+
+
+@pytest.mark.parametrize("center_", [True, False])
+def test_estimator_with_warm_start_matches_dense(center_):
+    X = np.random.default_rng(5).standard_normal((1200, 6))
+    kw = dict(n_components=5, kernel="rbf", gamma=0.1, center=center_, random_state=0)
+    dense = KernelPCA(eigen_solver="dense", **kw).fit(X)
+    krylov = KernelPCA(eigen_solver="krylov", **kw).fit(X)
+    np.testing.assert_allclose(krylov.eigenvalues_, dense.eigenvalues_, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(krylov.transform(X[:50])),
+                               np.abs(dense.transform(X[:50])), atol=1e-6)
