@@ -97,7 +97,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         one that only takes two 1-D rows is evaluated per pair.
     gamma : float, 'scale', 'median' or None, default=None
         Coefficient of rbf, laplacian, poly, sigmoid and anova kernels. ``None``
-        means ``1 / n_features``. *kpca*: ``'scale'`` is ``1 / (n_features *
+        means ``1 / n_features`` (*kpca*: 1 for 'anova', whose terms each see one
+        variable). *kpca*: ``'scale'`` is ``1 / (n_features *
         X.var())``; ``'median'`` the median heuristic (see :mod:`kpca.kernels`).
         The value used is stored in ``gamma_``.
     degree : float, default=3

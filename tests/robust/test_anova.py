@@ -140,3 +140,19 @@ def test_converged_beta_is_a_fixed_point_of_its_step():
     a = _explicit_terms(X, 1.0, est.beta_, 2)
     np.testing.assert_allclose(beta_update(a), est.beta_, atol=1e-7)
     np.testing.assert_allclose(est._variable_terms(est.X_fit_), a, rtol=1e-8)
+
+
+def test_default_gamma_is_one_per_variable_term():
+    # scikit-learn's 1 / n_features convention applied to each one-variable term
+    X = np.random.default_rng(0).normal(0, 2.0, size=(60, 7))
+    assert KernelPCA(2, kernel="anova").fit(X).gamma_ == 1.0
+    assert AnovaKernelPCA(2).fit(X).gamma_ == 1.0
+    assert np.isclose(KernelPCA(2, kernel="anova", gamma="scale").fit(X).gamma_, 1 / X.var())
+
+
+def test_defaults_find_the_structured_variables_of_the_seed_example():
+    # SPEC section 6 example: (x1, x2) two nested circles, x3..x10 ~ N(0, 3.5^2)
+    X2, _ = make_circles(300, factor=0.3, noise=0.05, random_state=1)
+    X = np.hstack([X2, np.random.RandomState(1).normal(0, 3.5, (300, 8))])
+    beta = AnovaKernelPCA(2, random_state=0).fit(X).beta_
+    assert np.sum(beta[:2] ** 2) >= 0.9

@@ -1,8 +1,10 @@
 """Heuristics that choose ``gamma`` from the data.
 
-* ``None``     : ``1 / n_features`` (scikit-learn's default);
+* ``None``     : ``1 / n_features`` (scikit-learn's default); 1 for the ANOVA
+  kernel, whose terms each compare one variable;
 * ``'scale'``  : ``1 / (n_features * Var(X))``, Var over all entries (as in
-  scikit-learn's SVC), so that ``gamma * ||x - y||^2`` is of order one;
+  scikit-learn's SVC), so that ``gamma * ||x - y||^2`` is of order one
+  (``1 / Var(X)`` for ANOVA);
 * ``'median'`` : the median heuristic. For squared-distance kernels (RBF, ANOVA)
   ``sigma`` is the median pairwise distance and ``gamma = 1 / (2 sigma^2)``;
   for the Laplacian kernel ``gamma = 1 / median ||x - y||_1``. The median is taken
@@ -54,7 +56,9 @@ def resolve_gamma(
         differences (ANOVA); 'dot' (polynomial, sigmoid) has no median heuristic.
     """
     check_gamma(gamma)
-    n_features = X.shape[1]
+    # the dimension of what the kernel compares: an ANOVA term sees one variable, so
+    # scikit-learn's 1 / n_features convention gives 1 there (and 'scale' 1 / var)
+    n_features = 1 if metric == "coordinate" else X.shape[1]
     if gamma is None:
         return 1.0 / n_features
     if not isinstance(gamma, str):

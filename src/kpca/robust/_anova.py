@@ -85,12 +85,13 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
         accepted; ``None`` makes the objective the total variance.)
     gamma : float, 'scale', 'median' or None, default=None
         Per-variable RBF coefficient (as the 'anova' kernel of :class:`kpca.KernelPCA`;
-        None is ``1 / n_features``). Which variables win depends on it: set it to the
+        None is 1: scikit-learn's ``1 / n_features`` convention applied to each
+        one-variable term). Which variables win depends on it: set it to the
         scale of the structure sought or tune it by cross-validation. Too small a
         value makes wide noise variables look like low-rank, high-variance terms
         (on the seed example, x1, x2 on unit circles and eight N(0, 3.5^2) noise
-        variables, the default 0.1 and 0.5 put beta on the noise, 1-2 on x1, x2;
-        docs/robust.md).
+        variables, gamma 0.1 and 0.5 put beta on the noise, 1-2 (the default 1
+        included) on x1, x2; docs/robust.md).
     c : float >= 1 or None, default=None
         L1 bound on ``beta``; None: no bound (then no weight is exactly 0).
         ``c`` slightly above ``sqrt(m)`` allows about ``m`` equal non-zero weights.
