@@ -4,7 +4,8 @@ Standard library only (inspect): one Markdown page per public module, with the
 signature and docstring of every public class, method and function. Run from
 the repository root after changing a docstring::
 
-    python docs/build_api.py
+    python docs/build_api.py           # write docs/api/*.md
+    python docs/build_api.py --check   # exit 1 if a page is out of date
 
 The output is committed, so the reference can be read on the web without
 building anything.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,14 @@ def _public_names(module: Any) -> list[str]:
     return [n for n in names if not n.startswith("_")]
 
 
+def _stable_repr(obj: object) -> str:
+    """``repr`` without memory addresses, so the pages are the same on every run:
+    ``<function dense_eigsh at 0x7f...>`` becomes ``dense_eigsh``."""
+    text = re.sub(r"<(?:function|class|built-in function) '?([\w.]+)'?(?: at 0x[0-9a-f]+)?>",
+                  r"\1", repr(obj))
+    return re.sub(r" at 0x[0-9a-f]+", "", text)
+
+
 def _fence(text: str) -> str:
     return f"```python\n{text}\n```"
 
@@ -104,7 +114,7 @@ def document_module(modname: str, title: str) -> str | None:
         elif inspect.isfunction(obj):
             parts += [f"### `{name}`", _fence(f"{name}{_signature(obj)}"), _doc(obj)]
         elif not callable(obj) and name.isupper() or name in ("KERNELS", "GAMMA_HEURISTICS"):
-            parts += [f"### `{name}`", _fence(f"{name} = {obj!r:.300}")]
+            parts += [f"### `{name}`", _fence(f"{name} = {_stable_repr(obj):.300}")]
     return "\n\n".join(parts) + "\n"
 
 
@@ -133,9 +143,9 @@ def document_cli() -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def main() -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    OUT.mkdir(exist_ok=True)
+def generate() -> dict[str, str]:
+    """Every page of the reference: file name -> Markdown text."""
+    pages: dict[str, str] = {}
     index = ["# API reference", "",
              "Generated from the docstrings by `python docs/build_api.py`.", ""]
     for modname, title in MODULES:
@@ -143,11 +153,31 @@ def main() -> int:
         if text is None:
             continue
         page = f"{modname}.md"
-        (OUT / page).write_text(text, encoding="utf-8")
+        pages[page] = text
         index.append(f"- [`{modname}`]({page}) — {title}")
-    (OUT / "cli.md").write_text(document_cli(), encoding="utf-8")
+    pages["cli.md"] = document_cli()
     index.append("- [`kpca` command line](cli.md) — every command and flag")
-    (OUT / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    pages["index.md"] = "\n".join(index) + "\n"
+    return pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write docs/api/*.md; with ``--check``, only report the pages that are stale."""
+    argv = sys.argv[1:] if argv is None else argv
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    pages = generate()
+    if "--check" in argv:
+        stale = [name for name, text in pages.items()
+                 if not (OUT / name).exists()
+                 or (OUT / name).read_text(encoding="utf-8") != text]
+        for name in stale:
+            print(f"stale: docs/api/{name}")
+        if stale:
+            print("run: python docs/build_api.py")
+        return 1 if stale else 0
+    OUT.mkdir(exist_ok=True)
+    for name, text in pages.items():
+        (OUT / name).write_text(text, encoding="utf-8")
     print(f"wrote {OUT}")
     return 0
 

@@ -35,7 +35,7 @@ KERNELS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default="figures", help="output folder (default: figures)")
     parser.add_argument("--n-samples", type=int, default=400, help="points per data set")
     args = parser.parse_args()

@@ -28,7 +28,7 @@ from kpca import KernelPCA, plotting  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default="figures", help="output folder (default: figures)")
     parser.add_argument("--noise", type=float, default=0.25,
                         help="standard deviation of the noise (pixels in [0, 1])")

@@ -51,7 +51,7 @@ def error_table(components, degrees, n_train=None):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default=None, help="also write digits_table.md in this folder")
     parser.add_argument("--quick", action="store_true",
                         help="16-64 components x degrees 1-4 on 800 training images")

@@ -18,7 +18,7 @@ from kpca import KernelPCA
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--n", type=int, default=50, help="samples (default: 50)")
     parser.add_argument("--d", type=int, default=2000, help="dimensions (default: 2000)")
     parser.add_argument("-k", type=int, default=5, help="components (default: 5)")

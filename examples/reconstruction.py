@@ -29,7 +29,7 @@ from kpca import KernelPCA, plotting  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default="figures", help="output folder (default: figures)")
     args = parser.parse_args()
     out = Path(args.out)

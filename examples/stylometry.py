@@ -29,7 +29,7 @@ from kpca.text import CHAPTER_PATTERN, stylometry  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default="figures", help="output folder (default: figures)")
     parser.add_argument("--corpus", default=None,
                         help="folder of .txt books (default: a generated two-author corpus)")

@@ -30,7 +30,7 @@ EXTENT = (-1, 1, -0.5, 1)  # the region of the plane that is drawn
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--out", default="figures", help="output folder (default: figures)")
     parser.add_argument("--gamma", type=float, default=10.0, help="RBF gamma (default: 10)")
     args = parser.parse_args()

@@ -244,12 +244,78 @@ def test_usage_and_parameter_errors(capsys, tmp_path, data_csv, argv, fragment):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
 
 
-def test_transform_with_wrong_number_of_features(capsys, tmp_path, data_csv):
+@pytest.mark.parametrize("command", ["transform", "denoise", "inverse", "plot"])
+def test_wrong_number_of_columns_names_the_file_and_model(capsys, tmp_path, data_csv,
+                                                          command):
     model = tmp_path / "m.kpca"
-    assert cli.main(["fit", str(data_csv), "--save", str(model)]) == 0
-    write_table(tmp_path / "three.csv", np.ones((4, 3)), ["a", "b", "c"])
-    code, _, err = run(capsys, "transform", "-m", model, tmp_path / "three.csv")
-    _assert_clean_error(code, err, "3 features", "expecting 2")
+    assert cli.main(["fit", str(data_csv), "--fit-inverse", "--save", str(model)]) == 0
+    three = tmp_path / "three.csv"
+    write_table(three, np.ones((4, 3)), ["a", "b", "c"])
+    out = tmp_path / ("out.png" if command == "plot" else "out.csv")
+    argv = {"transform": ["transform", "-m", model, three, "-o", out],
+            "denoise": ["denoise", "-m", model, three, "-o", out],
+            "inverse": ["inverse", "-m", model, three, "-o", out],
+            "plot": ["plot", "scatter", "-m", model, "-d", three, "-o", out]}[command]
+    code, stdout, err = run(capsys, *argv)
+    if command == "inverse":  # scores: one column per component
+        _assert_clean_error(code, err, f"{three}: has 3 columns", "has 2 components")
+    else:
+        _assert_clean_error(code, err, f"{three}: has 3 columns", f"model {model}",
+                            "fitted on 2 columns (x, y)")
+    assert stdout == "" and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "m.kpca", "three.csv"]
+
+
+def test_header_names_are_kept_and_checked(capsys, tmp_path, data_csv, circles):
+    """A model fitted on a CSV with a header keeps its column names: pre-images are
+    written under them, and a file whose header differs is refused (a file without
+    header is matched by position)."""
+    X = circles[0]
+    model = tmp_path / "m.kpca"
+    assert cli.main(["fit", str(data_csv), "--kernel", "rbf", "--gamma", "2", "-k", "4",
+                     "--fit-inverse", "--save", str(model)]) == 0
+    est = load_model(model)
+    assert list(est.feature_names_in_) == ["x", "y"]
+    ref = kpca.KernelPCA(4, kernel="rbf", gamma=2.0, fit_inverse_transform=True).fit(X)
+
+    code, _, err = run(capsys, "denoise", "-m", model, data_csv, "--method", "ridge",
+                       "-o", tmp_path / "den.csv")
+    assert code == 0 and err == "", err  # no feature-name warning either
+    D, columns = read_table(tmp_path / "den.csv")
+    assert columns == ["x", "y"]
+    np.testing.assert_allclose(D, ref.inverse_transform(ref.transform(X)), atol=1e-8)
+
+    # positional: the same numbers without a header give the same scores, no warning
+    np.savetxt(tmp_path / "plain.csv", X, delimiter=",", fmt="%.17g")
+    code, out_plain, err = run(capsys, "transform", "-m", model, tmp_path / "plain.csv")
+    assert code == 0 and err == "", err
+    code, out_named, _ = run(capsys, "transform", "-m", model, data_csv)
+    assert code == 0 and out_plain == out_named
+
+    write_table(tmp_path / "swapped.csv", X[:, ::-1], ["y", "x"])
+    code, stdout, err = run(capsys, "transform", "-m", model, tmp_path / "swapped.csv")
+    _assert_clean_error(code, err, "swapped.csv: its columns (y, x)", "(x, y)",
+                        "--no-header")
+    assert stdout == ""
+
+
+def test_progress_bar_on_a_terminal(monkeypatch, tmp_path, circles):
+    """On a terminal (and with tqdm) a long fit shows a bar of the kernel passes."""
+    pytest.importorskip("tqdm")
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    write_table(tmp_path / "big.csv", X, ["a", "b", "c"])
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    code = cli.main(["fit-transform", str(tmp_path / "big.csv"), "--kernel", "rbf",
+                     "--solver", "krylov", "-k", "3", "-o", str(tmp_path / "z.npy")])
+    assert code == 0, err.getvalue()
+    assert "kernel passes" in err.getvalue() and "residual=" in err.getvalue()
 
 
 def test_precomputed_kernel_needs_a_square_matrix(capsys, data_csv, tmp_path):
@@ -309,6 +375,11 @@ def test_demo(capsys, tmp_path):
         kernel = dict(kernel="rbf", gamma=10) if name == "rbf" else dict(kernel="linear")
         sk = SkKernelPCA(n_components=2, **kernel).fit_transform(X)
         _same_up_to_sign(Z, sk, atol=1e-8)
+
+
+def test_demo_output_flag_as_other_commands():
+    args = cli.build_parser().parse_args(["demo", "-o", "somewhere"])
+    assert args.out == "somewhere"
 
 
 def test_demo_out_is_a_file(capsys, tmp_path):

@@ -84,7 +84,15 @@ def test_contours_evaluate_the_projection_functions(toy):
         ext = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
         _, _, Vc = kp.projection_grid(model, ext, 30, [c])
         assert sets[1].levels.min() <= Vc.min() and sets[1].levels.max() >= Vc.max()
-        assert sum(isinstance(col, PathCollection) for col in ax.collections) >= 3
+        points = [col for col in ax.collections if isinstance(col, PathCollection)]
+        assert len(points) == 3  # one scatter per label
+        for lab, sc in zip(range(3), points, strict=True):
+            np.testing.assert_allclose(sc.get_offsets(), X[y == lab])
+    # one figure legend names the labels' colours
+    assert len(fig.legends) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["0", "1", "2"]
+    fig, _ = kp.plot_contours(model, X, n_components=2, resolution=10)
+    assert fig.legends == []  # no labels, no legend
     with pytest.raises(ValueError, match="2-D inputs"):
         kp.plot_contours(KernelPCA(2).fit(np.random.default_rng(0).random((10, 3))))
 

@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         "report (report.md) into a folder. About 10 s on an idle 2-core machine (several "
         "times more on a busy one); --quick computes a smaller digits table.",
     )
-    p.add_argument("--out", default="kpca-demo", metavar="DIR",
+    p.add_argument("-o", "--out", default="kpca-demo", metavar="DIR",
                    help="output directory (created if needed; default: ./kpca-demo)")
     p.add_argument("--quick", action="store_true",
                    help="a smaller digits table (16-64 components x degrees 1-4 on 800 "
@@ -532,12 +532,16 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
     if args.save:
         check_output_path(args.save, table=False)
     est = _make_estimator(args)
-    X, _ = _read_data(args.data, args.header, _is_string_kernel(est.kernel))
+    X, columns = _read_data(args.data, args.header, _is_string_kernel(est.kernel))
     logger.info("fitting %r on %s", est, _describe(X))
     if transform:
         Z = est.fit_transform(X)
     else:
         est.fit(X)
+    if columns is not None and getattr(est, "n_features_in_", None) == len(columns):
+        # the file's header names the features, as a DataFrame's columns would: the
+        # model keeps them (inverse/denoise write them back, transform checks them)
+        est.feature_names_in_ = np.asarray(columns, dtype=object)
     logger.info("kept %d components, eigenvalues %s", len(est.eigenvalues_), est.eigenvalues_)
     if transform:
         _write_scores(est, Z, args.output)
@@ -558,9 +562,43 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
     est = load_model(args.model)
-    X, _ = _read_data(args.data, args.header, _model_on_strings(est))
+    X, columns = _read_data(args.data, args.header, _model_on_strings(est))
+    _check_columns(est, X, columns, args.data, args.model)
     _write_scores(est, est.transform(X), args.output)
     return EXIT_OK
+
+
+def _names(values: Sequence[Any], limit: int = 6) -> str:
+    shown = ", ".join(str(v) for v in list(values)[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def _check_columns(est: Any, X: Any, columns: Sequence[str] | None, data: str,
+                   model: str) -> None:
+    """DATA must have the model's number of columns, and its names if both have names.
+
+    Checked here, before the estimator sees the data, so that the message names the
+    file and the model. Without a header (or for a model fitted without one) the
+    columns are matched by position.
+    """
+    n = getattr(est, "n_features_in_", None)
+    if n is None or getattr(X, "ndim", 1) != 2:
+        return  # strings: no columns
+    names = getattr(est, "feature_names_in_", None)
+    if X.shape[1] != n:
+        if getattr(getattr(est, "kernel_", None), "name", est.kernel) == "precomputed":
+            what = f"{n} training samples (a precomputed kernel has one column per training sample)"
+        else:
+            what = f"{n} columns" + (f" ({_names(names)})" if names is not None else "")
+        raise ValueError(
+            f"{data}: has {X.shape[1]} columns but the model {model} was fitted on {what}."
+        )
+    if names is not None and columns is not None and [str(c) for c in names] != list(columns):
+        raise ValueError(
+            f"{data}: its columns ({_names(columns)}) are not those of the model {model} "
+            f"({_names(names)}), in that order; rename or reorder them, or pass --no-header "
+            "if the first row is data."
+        )
 
 
 def _model_on_strings(est: Any) -> bool:
@@ -584,8 +622,12 @@ def _read_labels(path: str, n: int) -> np.ndarray:
 
 
 def _data_and_labels(args: argparse.Namespace, path: str,
-                     strings: bool = False) -> tuple[np.ndarray, Any]:
-    """Read DATA; split off the label column or read the label file if asked."""
+                     strings: bool = False) -> tuple[np.ndarray, Any, list[str] | None]:
+    """Read DATA; split off the label column or read the label file if asked.
+
+    Returns the features, the labels (or None) and the names of the feature
+    columns (None without a header).
+    """
     X, columns = _read_data(path, args.header, strings)
     labels = None
     col = getattr(args, "label_column", None)
@@ -606,11 +648,13 @@ def _data_and_labels(args: argparse.Namespace, path: str,
         labels = X[:, j]
         labels = labels.astype(int) if np.all(labels == np.round(labels)) else labels
         X = np.delete(X, j, axis=1)
+        if columns is not None:
+            columns = columns[:j] + columns[j + 1:]
         if X.shape[1] == 0:
             raise ValueError(f"{path}: no feature column left besides the labels.")
     elif getattr(args, "labels", None):
         labels = _read_labels(args.labels, X.shape[0])
-    return X, labels
+    return X, labels, columns
 
 
 def _check_vectors(est: Any, model: str, command: str) -> None:
@@ -627,6 +671,10 @@ def _cmd_inverse(args: argparse.Namespace) -> int:
     est = load_model(args.model)
     _check_vectors(est, args.model, "inverse")
     Y, _ = read_table(args.data, header=args.header)
+    k = len(est.eigenvalues_)
+    if Y.shape[1] != k:
+        raise ValueError(f"{args.data}: has {Y.shape[1]} columns but the model {args.model} "
+                         f"has {k} components; SCORES needs one column per component.")
     if args.method == "ridge" and not getattr(est, "fit_inverse_transform", False):
         raise ValueError(
             f"{args.model}: the model has no learned pre-image map; refit it with "
@@ -638,10 +686,15 @@ def _cmd_inverse(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_inputs(est: Any, Z: np.ndarray, output: str | None) -> None:
+def _write_inputs(est: Any, Z: np.ndarray, output: str | None,
+                  columns: Sequence[str] | None = None) -> None:
+    """Write points of input space, under the model's feature names if it has them,
+    else ``columns`` (the input file's header), else x0, x1, ..."""
     names = getattr(est, "feature_names_in_", None)
-    columns = [str(c) for c in names] if names is not None else [
-        f"x{j}" for j in range(Z.shape[1])]
+    if names is not None:
+        columns = [str(c) for c in names]
+    elif columns is None:
+        columns = [f"x{j}" for j in range(Z.shape[1])]
     if output is None:
         write_delimited(sys.stdout, Z, columns)
         sys.stdout.flush()
@@ -654,14 +707,15 @@ def _cmd_denoise(args: argparse.Namespace) -> int:
         check_output_path(args.output)
     est = load_model(args.model)
     _check_vectors(est, args.model, "denoise")
-    X, _ = read_table(args.data, header=args.header)
+    X, columns = read_table(args.data, header=args.header)
+    _check_columns(est, X, columns, args.data, args.model)
     if callable(getattr(est, "denoise", None)):
         Z = est.denoise(X, n_components=args.n_components, method=args.method)
     else:  # a kpca without KernelPCA.denoise: projection + learned pre-image
         if not getattr(est, "fit_inverse_transform", False):
             raise ValueError(f"{args.model}: refit the model with --fit-inverse to denoise.")
         Z = est.inverse_transform(est.transform(X))
-    _write_inputs(est, np.asarray(Z), args.output)
+    _write_inputs(est, np.asarray(Z), args.output, columns)
     return EXIT_OK
 
 
@@ -688,7 +742,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     est = load_model(args.model)
     X = labels = None
     if args.data is not None:
-        X, labels = _data_and_labels(args, args.data, _model_on_strings(est))
+        X, labels, columns = _data_and_labels(args, args.data, _model_on_strings(est))
+        _check_columns(est, X, columns, args.data, args.model)
     elif args.labels or args.label_column:
         raise ValueError("--labels / --label-column need --data.")
     import matplotlib.pyplot as plt
@@ -735,7 +790,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output, table=False)
-    X, labels = _data_and_labels(args, args.data)
+    X, labels, _ = _data_and_labels(args, args.data)
     kernels = _split_list(args.kernels, str, "--kernels")
     unknown = [k for k in kernels if k not in KERNELS or k in ("precomputed", "spectrum")]
     if unknown:
@@ -940,6 +995,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            # a model fitted on a file with a header has feature names; the CLI hands the
+            # estimator arrays and checks the columns itself (_check_columns)
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
             return func(args)
     except ValueError as exc:  # bad file, bad parameter, corrupt model, ...
         logger.debug("details", exc_info=True)

@@ -193,7 +193,8 @@ def plot_scree(
     ax.bar(idx, ratios, color="C0", label="per component")
     if cumulative:
         ax.plot(idx, np.cumsum(ratios), "o-", color="C1", markersize=3, label="cumulative")
-        ax.legend(loc="center right", fontsize="small")
+        # 'best' keeps the legend off the bars and the rising cumulative line
+        ax.legend(loc="best", fontsize="small")
     ax.set_xlabel("component")
     ax.set_ylabel("explained variance ratio")
     ax.set_ylim(0, max(1.0, float(np.cumsum(ratios)[-1])) * 1.02 if cumulative else None)
@@ -339,7 +340,8 @@ def plot_contours(
         if X is not None:
             for lab, mask in _label_groups(labels, ref.shape[0]):
                 ax.scatter(ref[mask, 0], ref[mask, 1], s=6, zorder=3,
-                           c=None if lab is not None else "k")
+                           c=None if lab is not None else "k",
+                           label=None if lab is None else str(lab))
         name = f"component {c + 1}"
         if ratios is not None:
             name += f" ({100 * float(ratios[c]):.1f} %)"
@@ -351,6 +353,13 @@ def plot_contours(
         fig.suptitle(title)
     if own:
         fig.tight_layout()
+        if X is not None and labels is not None:
+            # one legend for the figure, just below the panels (saving with
+            # bbox_inches='tight' keeps it in the picture)
+            handles, names = axes.flat[0].get_legend_handles_labels()
+            fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                       ncol=min(len(names), 8), fontsize="small", frameon=False,
+                       markerscale=2)
     _finish(fig, path)
     return fig, axes
 
