@@ -107,3 +107,15 @@ def test_transform_blocks_follow_a_small_memory_limit():
     # the output itself (6000 x 3) is allowed on top of the limit
     assert peak <= parse_memory("16MB") / 2 + Z.nbytes, peak
     np.testing.assert_allclose(Z, ref.transform(T), rtol=1e-10, atol=1e-10)
+
+
+def test_byte_sizes_in_messages_use_readable_units():
+    from kpca._memory import format_bytes
+
+    assert format_bytes(900) == "900 B"
+    assert format_bytes(1536) == "1.50 KiB"
+    assert format_bytes(5 * 2**20) == "5.00 MiB"
+    assert format_bytes(3 * 2**30) == "3.00 GiB"
+    X = np.random.default_rng(0).random((300, 3))
+    with pytest.raises(ValueError, match=r"\(703.12 KiB\) but memory_limit allows 100.00 KiB"):
+        KernelPCA(2, kernel="rbf", eigen_solver="dense", memory_limit="100KB").fit(X)

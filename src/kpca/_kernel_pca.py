@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._memory import default_memory_limit, parse_memory
+from ._memory import default_memory_limit, format_bytes, parse_memory
 from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamma
 from .operators import (
     Centering,
@@ -32,6 +32,7 @@ from .operators import (
     KernelOperator,
     TiledKernelOperator,
     center,
+    float32_eigen_error,
     gram_matrix,
     n_threads,
 )
@@ -53,6 +54,9 @@ logger = logging.getLogger("kpca")
 TRANSFORM_BLOCK_BYTES = 32 * 2**20
 #: with ``precision='auto'``, float64 data keep a float64 Gram matrix up to this many rows
 FLOAT64_MAX_ROWS = 4096
+#: ... and beyond, float32 when its estimated eigenvalue error (relative to the
+#: largest, :func:`kpca.operators.float32_eigen_error`) is at most this
+FLOAT32_MAX_ERROR = 1e-7
 PRECISIONS = ("auto", "float32", "float64")
 
 
@@ -153,8 +157,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         *kpca*: storage precision of the kernel matrix. ``'auto'``: float32 data
         use float32; float64 data use float64 up to 4096 rows and float32 beyond
         (half the memory and passes twice as fast; products, projections and
-        Rayleigh-Ritz stay in float64, and eigenvalues stay within ~1e-7 of
-        float64 ones relative to the largest). Outputs keep the input's dtype.
+        Rayleigh-Ritz stay in float64) when float32 keeps the eigenvalues within
+        ~1e-7 of float64 ones relative to the largest -- estimated on a subsample,
+        see :func:`kpca.operators.float32_eigen_error`; float64 otherwise (e.g. a
+        linear or polynomial kernel on data far from the origin, where centring
+        cancels most of the matrix). Outputs keep the input's dtype.
 
     Attributes
     ----------
@@ -441,7 +448,15 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
     def _storage_dtype(self, X, n: int) -> np.dtype:
         if self.precision != "auto":
             return np.dtype(self.precision)
-        if X.dtype == np.float32 or n > FLOAT64_MAX_ROWS:
+        if X.dtype == np.float32:
+            return np.dtype(np.float32)
+        if self._is_precomputed():  # the user's matrix is used as given
+            return np.dtype(np.float64)
+        # float32 only where it keeps the top eigenvalues accurate: not when centring
+        # cancels most of K (e.g. linear kernel, data far from the origin)
+        if n > FLOAT64_MAX_ROWS and float32_eigen_error(
+            self.kernel_, X, center=self.center, random_state=0
+        ) <= FLOAT32_MAX_ERROR:
             return np.dtype(np.float32)
         return np.dtype(np.float64)
 
@@ -510,8 +525,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             if need > plan.budget and not self._is_precomputed():
                 raise ValueError(
                     f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
-                    f"({need / 2**30:.2f} GiB) but memory_limit allows "
-                    f"{plan.budget / 2**30:.2f} GiB; use eigen_solver='krylov' (matrix-free) "
+                    f"({format_bytes(need)}) but memory_limit allows "
+                    f"{format_bytes(plan.budget)}; use eigen_solver='krylov' (matrix-free) "
                     "or raise memory_limit."
                 )
             return self._dense_operator(X, plan.dtype)

@@ -50,3 +50,12 @@ def parse_memory(value: Any, name: str = "memory_limit") -> int | None:
 def default_memory_limit() -> int:
     """Half of the memory available now: room for the data, the caller and the OS."""
     return available_memory() // 2
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit that keeps it >= 1 (e.g. ``'1.50 MiB'``)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} B" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from kpca import KernelPCA, NystromKernelPCA
+from kpca import KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA
 from kpca.kernels import RBF, Laplacian
 
 
@@ -189,3 +189,41 @@ def test_auto_precision_is_float32_blocks_beyond_4096_rows():
     assert not np.array_equal(auto.eigenvalues_, f64.eigenvalues_)
     np.testing.assert_allclose(auto.eigenvalues_, f64.eigenvalues_, rtol=1e-5)
     assert auto.transform(X[:5]).dtype == np.float64
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: NystromKernelPCA(3, n_landmarks=50, gamma=0.2, random_state=0, n_jobs=1, **kw),
+    lambda **kw: RandomFeatureKernelPCA(3, n_features=50, gamma=0.2, random_state=0, n_jobs=1,
+                                        **kw),
+])
+def test_fit_and_transform_memory_is_bounded_by_the_block(make, monkeypatch):
+    """Streaming: with small blocks, the memory fit and transform allocate (traced by
+    tracemalloc, which sees NumPy's buffers) stays far below the n x 50 feature matrix
+    (19 MB in float32 here) -- the same code with one block of all rows does allocate
+    it, so the measurement would see a non-streamed implementation."""
+    import tracemalloc
+
+    import kpca.approx._feature_pca as fp
+
+    X = np.random.default_rng(0).normal(size=(100_000, 4))  # 3 MB, outside the trace
+    features = X.shape[0] * 50 * 4
+
+    def peaks(est):
+        tracemalloc.start()
+        try:
+            est.fit(X)
+            fit_peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.reset_peak()
+            Z = est.transform(X)
+            return fit_peak, tracemalloc.get_traced_memory()[1] - Z.nbytes
+        finally:
+            tracemalloc.stop()
+
+    fit_peak, transform_extra = peaks(make(block_size=500))
+    assert fit_peak < features / 8 and transform_extra < features / 8
+    # the default block size follows the byte budget of a block
+    monkeypatch.setattr(fp, "BLOCK_BYTES", 256 * 2**10)
+    fit_peak, transform_extra = peaks(make())
+    assert fit_peak < features / 8 and transform_extra < features / 8
+    fit_peak, _ = peaks(make(block_size=X.shape[0]))
+    assert fit_peak > features

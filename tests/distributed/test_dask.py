@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import numpy as np
@@ -46,13 +45,7 @@ def test_without_a_client_a_local_cluster_is_started_once(client, monkeypatch):
     and reuses it."""
     import distributed
 
-    import kpca.distributed._client as mod
-
-    def no_client():
-        raise ValueError("No clients found")
-
-    monkeypatch.setattr(distributed, "get_client", no_client)
-    monkeypatch.setattr(mod, "_default", None)
+    _no_active_client(monkeypatch)
     own = get_client(n_workers=1, processes=False, dashboard_address=":0")
     try:
         assert own is not client and isinstance(own.cluster, distributed.LocalCluster)
@@ -63,7 +56,112 @@ def test_without_a_client_a_local_cluster_is_started_once(client, monkeypatch):
         own.cluster.close()
 
 
-def test_operator_matmat_equals_dense_product(client):
+def _no_active_client(monkeypatch):
+    import distributed
+
+    import kpca.distributed._client as mod
+
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    monkeypatch.setattr(mod, "_default", None)
+
+
+def test_default_cluster_in_a_spawned_process_bootstrap_is_refused(client, monkeypatch):
+    """A script without the ``__main__`` guard is re-imported by every spawned worker
+    of the default cluster: there, get_client must say so instead of recursing."""
+    import multiprocessing
+
+    _no_active_client(monkeypatch)
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    with pytest.raises(RuntimeError, match="__main__"):
+        get_client()
+
+
+def test_default_cluster_failing_to_start_is_explained(client, monkeypatch):
+    import distributed
+
+    _no_active_client(monkeypatch)
+
+    def broken(**kwargs):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", broken)
+    with pytest.raises(RuntimeError, match="could not start its default dask LocalCluster"
+                                           r"(.|\n)*__main__"):
+        get_client()
+
+
+DEFAULT_CLUSTER_SCRIPT = """
+import json, os, sys
+import numpy as np
+import dask.array as da
+import psutil
+from kpca import NystromKernelPCA
+from kpca.distributed import get_client
+
+if __name__ == "__main__":
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    est = NystromKernelPCA(2, n_landmarks=30, gamma=0.2, random_state=0)
+    Z = est.fit(da.from_array(X, chunks=(100, 3))).transform(X)
+    ref = NystromKernelPCA(2, n_landmarks=30, gamma=0.2, random_state=0).fit(X)
+    c = get_client()
+    print(json.dumps(dict(
+        processes=sorted(set(c.run(os.getpid).values())),
+        children=[p.pid for p in psutil.Process().children(recursive=True)],
+        cluster=type(c.cluster).__name__,
+        err=float(np.max(np.abs(Z - ref.transform(X)))))))
+"""
+
+
+def test_default_local_cluster_runs_and_leaves_no_process(client, tmp_path):
+    """What really happens with no client (a fresh interpreter, nothing patched): kpca
+    starts a LocalCluster of worker processes, the fit equals the in-memory one, and
+    when the script ends every process of that cluster is gone."""
+    import json
+    import subprocess
+    import sys
+
+    import psutil
+
+    script = tmp_path / "fit_without_client.py"
+    script.write_text(DEFAULT_CLUSTER_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=180, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["cluster"] == "LocalCluster" and out["err"] < 1e-10
+    assert set(out["processes"]) <= set(out["children"])  # workers ran in child processes
+    assert len(out["processes"]) == min(8, os.cpu_count() or 1)
+    deadline = time.monotonic() + 30
+    while any(psutil.pid_exists(p) for p in out["children"]):
+        assert time.monotonic() < deadline, "processes of the default cluster leaked"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: NystromKernelPCA(2, n_landmarks=20, gamma=0.1, random_state=0),
+    lambda: RandomFeatureKernelPCA(2, n_features=20, gamma=0.1, random_state=0),
+])
+def test_approx_dask_input_is_validated(client, make):
+    """Chunks are checked on the workers: NaN gives the error, not NaN scores."""
+    X = _data(3000)
+    bad = X.copy()
+    bad[2500, 1] = np.nan  # outside the 2000-row sample the fit draws
+    est = make()
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(da.from_array(bad, chunks=(500, 4)))
+    est.fit(X[:400])
+    with pytest.raises(ValueError, match="NaN"):
+        est.transform(da.from_array(bad, chunks=(500, 4))).compute()
+    with pytest.raises(ValueError, match="minimum of 1 sample"):
+        make().fit(da.zeros((0, 4), chunks=(10, 4)))
+    with pytest.raises(ValueError, match="2-D"):
+        make().fit(da.from_array(X[:, 0], chunks=100))
+
+
+def test_operator_matmat_equals_dense_product(client, monkeypatch):
     X = _data(300)
     kernel = RBF(gamma=0.1)
     op = DaskKernelOperator(kernel, X, client=client, block_rows=70)
@@ -72,6 +170,10 @@ def test_operator_matmat_equals_dense_product(client):
     K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))  # independent K
     np.testing.assert_allclose(op.matmat(V), K @ V, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(op.diag(), 1.0)
+    # a large V is broadcast once per pass instead of travelling inside every task
+    monkeypatch.setattr("kpca.distributed._operator.INLINE_BYTES", 0)
+    np.testing.assert_allclose(op.matmat(V), K @ V, rtol=1e-10, atol=1e-10)
+    assert op.n_passes == 2
 
 
 def test_exact_kpca_on_dask_equals_in_memory(client):
@@ -133,47 +235,82 @@ def test_robust_estimators_on_dask_equal_in_memory(client, make, n):
     np.testing.assert_allclose(_align(Z.compute(), Zm), Zm, atol=1e-8)
 
 
-class SlowRBF(RBF):
-    """The RBF kernel, 20 ms slower per block: passes last long enough to kill a
-    worker in the middle of one."""
+def _in_worker() -> bool:
+    from distributed import get_worker
+
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+class KillOnceRBF(RBF):
+    """The RBF kernel, except that the first block evaluated by any Dask worker kills
+    that worker's process (SIGKILL, in the middle of its task). An exclusively created
+    flag file makes it happen exactly once and records the victim's pid; the client
+    process (no worker) is never touched."""
+
+    def __init__(self, gamma=None, flag=None):
+        super().__init__(gamma=gamma)
+        self.flag = flag
 
     def block_prepared(self, X, prep, out=None):
-        time.sleep(0.02)
+        if self.flag is not None and _in_worker():
+            try:
+                fd = os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                pass
+            else:
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+                os.kill(os.getpid(), signal.SIGKILL)
         return super().block_prepared(X, prep, out)
 
 
-def test_fit_survives_a_killed_worker(client, monkeypatch):
-    """Kill one worker process at the start of the second pass: Dask reschedules its
-    tasks (the scattered inputs have replicas on the other worker) and the fit ends
-    with the in-memory answer."""
+@pytest.mark.parametrize("case", ["exact", "nystrom"])
+def test_fit_survives_a_killed_worker(client, tmp_path, case):
+    """A worker process is killed while it computes its first block of the fit (exact
+    KPCA: a K @ V task of the first pass; Nyström: a chunk's statistics): Dask
+    reschedules the lost task on the other worker (the scattered inputs have a replica
+    there; the chunks are recomputed) and the fit ends with the in-memory answer."""
     import sys
 
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers lack this module
+    flag = tmp_path / "victim.pid"
     X = _data(800)
-    params = dict(n_components=3, kernel=SlowRBF(gamma=0.1),
-                  eigen_solver="krylov", random_state=0)
-    # reference: the same kernel, in memory (the fast built-in RBF)
-    mem = KernelPCA(**{**params, "kernel": RBF(gamma=0.1)}).fit(X)
-
-    pids_before = set(client.run(os.getpid).values())
-    victim = min(pids_before)
-    killed = threading.Event()
-    original = DaskKernelOperator.matmat
-
-    def matmat(self, V):
-        if self.n_passes == 1 and not killed.is_set():
-            killed.set()
-            threading.Timer(0.1, os.kill, (victim, signal.SIGKILL)).start()
-        return original(self, V)
-
-    monkeypatch.setattr(DaskKernelOperator, "matmat", matmat)
-    monkeypatch.setattr("kpca.distributed._operator.TASK_BLOCK_BYTES", 800 * 8 * 50)
-    dsk = KernelPCA(**params).fit(da.from_array(X, chunks=(400, 4)))
-    assert killed.is_set()
+    if case == "exact":
+        def make(kernel):
+            return KernelPCA(3, kernel=kernel, eigen_solver="krylov", random_state=0)
+        chunks = (400, 4)
+    else:
+        def make(kernel):
+            return NystromKernelPCA(3, n_landmarks=60, kernel=kernel, random_state=0)
+        chunks = (100, 4)
+    pids_before = _worker_pids(client, 2)
+    mem = make(RBF(gamma=0.1)).fit(X)
+    dsk = make(KillOnceRBF(gamma=0.1, flag=str(flag))).fit(da.from_array(X, chunks=chunks))
+    victim = int(flag.read_text())  # the kill did happen, inside a worker of the cluster
+    assert victim in pids_before
     np.testing.assert_allclose(dsk.eigenvalues_, mem.eigenvalues_, rtol=1e-8)
-    np.testing.assert_allclose(_align(dsk.eigenvectors_, mem.eigenvectors_),
-                               mem.eigenvectors_, atol=1e-6)
-    client.wait_for_workers(2, timeout=60)
-    assert victim not in set(client.run(os.getpid).values())
+    Zm = mem.transform(X)
+    np.testing.assert_allclose(_align(dsk.transform(X), Zm), Zm, atol=1e-6 * np.abs(Zm).max())
+    # the nanny restarts the victim: later tests get 2 workers again
+    assert victim not in _worker_pids(client, 2)
+
+
+def _worker_pids(client, n: int, timeout: float = 120.0) -> set[int]:
+    """Process ids of the workers, once ``n`` of them answer (a restarted worker may
+    still be registering, or a dead one not yet removed, right after a kill)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pids = set(client.run(os.getpid, on_error="ignore").values())
+        except OSError:  # a worker closing while being asked
+            pids = set()
+        if len(pids) >= n:
+            return pids
+        assert time.monotonic() < deadline, f"only {len(pids)} of {n} workers came back"
+        time.sleep(0.2)

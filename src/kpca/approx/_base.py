@@ -12,6 +12,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -43,7 +44,9 @@ def take_rows(X, idx: np.ndarray):
     if is_dask_array(X):
         from ..distributed import get_client
 
-        return get_client().compute(X[np.sort(idx)]).result()
+        rows = get_client().compute(X[np.sort(idx)]).result()
+        _check_finite_chunk(rows)
+        return rows
     return X[idx]
 
 
@@ -91,12 +94,18 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _validate(self, X, *, reset: bool):
         """Validated numpy/sparse X, or a dask array (not materialised)."""
-        from ..distributed import as_dask_array, is_dask_collection
+        from ..distributed import as_dask_array, get_client, is_dask_collection
 
         if is_dask_collection(X):
+            get_client()  # chunk sizes / DataFrame lengths are computed on the cluster too
             X, names = as_dask_array(X)
             if X.ndim != 2:
                 raise ValueError(f"Expected a 2-D dask array; got {X.ndim} dimensions.")
+            if X.shape[0] < 1 or X.shape[1] < 1:
+                raise ValueError(
+                    f"Found array with shape {X.shape}; a minimum of 1 sample and 1 feature "
+                    "is required."
+                )
             if X.dtype not in (np.float32, np.float64):
                 X = X.astype(np.float64)
             if reset:
@@ -211,7 +220,7 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             fmap, mean, P = (dask.delayed(a, pure=True) for a in
                              (self._feature_map, self.mean_, self._projection))
             return X.map_blocks(
-                project_block, fmap, mean, P, dtype=dtype,
+                _project_dask_block, fmap, mean, P, dtype=dtype,
                 meta=np.empty((0, 0), dtype), chunks=(X.chunks[0], (self.n_components_,)),
             )
         rows = fp.block_rows(self.mean_.shape[0], self._block_dtype.itemsize, self.block_size)
@@ -244,7 +253,20 @@ def project_block(Xb, fmap, mean: np.ndarray, P: np.ndarray) -> np.ndarray:
     return np.asarray(F @ P.astype(F.dtype), dtype=dt)
 
 
+def _check_finite_chunk(Xb) -> None:
+    """In-memory inputs are validated whole; a dask chunk is checked on its worker."""
+    values = Xb.data if sp.issparse(Xb) else Xb
+    if not np.all(np.isfinite(values)):
+        raise ValueError("Input X contains NaN or infinity (in a chunk of the dask array).")
+
+
+def _project_dask_block(Xb, fmap, mean: np.ndarray, P: np.ndarray) -> np.ndarray:
+    _check_finite_chunk(Xb)
+    return project_block(Xb, fmap, mean, P)
+
+
 def _block_stats(Xb, fmap, shift: np.ndarray) -> fp.FeatureStats:
+    _check_finite_chunk(Xb)
     return fp.FeatureStats.of_block(np.asarray(fmap(Xb)), shift)
 
 

@@ -86,11 +86,13 @@ class FeatureStats:
 
 
 def block_rows(p: int, itemsize: int, block_size: int | None = None,
-               budget: int = BLOCK_BYTES) -> int:
+               budget: int | None = None) -> int:
     """Rows per streamed block: ``block_size`` if given, else what fits ``budget``
-    (raw features plus one temporary of the same size)."""
+    bytes (default :data:`BLOCK_BYTES`; raw features plus one temporary of the same
+    size)."""
     if block_size is not None:
         return int(block_size)
+    budget = BLOCK_BYTES if budget is None else budget
     return max(64, budget // max(1, 2 * p * itemsize))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
 from typing import Any
@@ -12,7 +13,14 @@ import numpy as np
 logger = logging.getLogger("kpca")
 
 _lock = threading.Lock()
-_default: Any = None  # the Client kpca created itself (reused, closed at exit)
+_default: Any = None  # the Client kpca created itself (reused; distributed closes it at exit)
+
+_GUARD_HINT = (
+    "With no active distributed.Client, kpca starts a LocalCluster of worker processes, "
+    "and those re-import the main script: in a script, put the code that fits on dask "
+    "data under `if __name__ == \"__main__\":`, or create a client yourself first (e.g. "
+    "`distributed.Client(processes=False)` for threads, or `Client(\"tcp://host:8786\")`)."
+)
 
 
 def is_dask_array(X: Any) -> bool:
@@ -71,6 +79,17 @@ def get_client(**cluster_kwargs: Any):
         from distributed import Client
         client = Client("tcp://scheduler-host:8786")
         KernelPCA(...).fit(dask_array)
+
+    The default cluster's worker processes are spawned and re-import the main
+    script: a script that relies on it needs the ``if __name__ == "__main__":``
+    guard (as any script starting a ``LocalCluster``). Without it, the re-import
+    inside a worker raises a ``RuntimeError`` saying so, and so does this call.
+
+    Raises
+    ------
+    RuntimeError
+        If the default ``LocalCluster`` cannot be started, or when called while a
+        spawned process is importing the main module.
     """
     global _default
     import distributed
@@ -79,12 +98,27 @@ def get_client(**cluster_kwargs: Any):
         return distributed.get_client()
     except ValueError:
         pass
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # a spawned worker process is re-importing the main script, whose top level
+        # fits on dask data: starting a cluster here would recurse (and fail)
+        raise RuntimeError(_GUARD_HINT)
     with _lock:
         if _default is None or _default.status in ("closed", "closing"):
             kwargs = {**default_cluster_kwargs(), **cluster_kwargs}
             logger.info("kpca: no active dask client; starting LocalCluster(%s)", kwargs)
-            cluster = distributed.LocalCluster(**kwargs)
-            _default = distributed.Client(cluster)
+            try:
+                cluster = distributed.LocalCluster(**kwargs)
+            except Exception as exc:
+                raise RuntimeError(
+                    f"kpca could not start its default dask LocalCluster({kwargs}): "
+                    f"{str(exc).rstrip('.')}. "
+                    + _GUARD_HINT
+                ) from exc
+            try:
+                _default = distributed.Client(cluster)
+            except Exception:
+                cluster.close()
+                raise
         return _default
 
 

@@ -20,6 +20,10 @@ TASK_BLOCK_BYTES = 64 * 2**20
 INLINE_BYTES = 2**20
 
 
+def _identity(x: Any) -> Any:
+    return x
+
+
 def _block_matmat(kernel: Kernel, X, prep, i0: int, i1: int, V: np.ndarray) -> np.ndarray:
     """``K[i0:i1, :] @ V`` on a worker: one kernel block row, then one product (float64)."""
     Kb = kernel.block_prepared(X[i0:i1], prep)
@@ -29,9 +33,9 @@ def _block_matmat(kernel: Kernel, X, prep, i0: int, i1: int, V: np.ndarray) -> n
 class DaskKernelOperator(KernelOperator):
     """``K = k(X, X)`` whose ``matmat`` is distributed over row blocks on a Dask cluster.
 
-    ``X`` and the kernel's column-side state (:meth:`Kernel.prepare`) are scattered
-    once to every worker (``broadcast=True``, so any worker can compute any block
-    and a lost worker loses no data). Each ``matmat(V)`` ships ``V`` (n x k),
+    ``X`` and the kernel's column-side state (:meth:`Kernel.prepare`) are sent once,
+    as two tasks that return them (recomputable: a lost worker loses no data for
+    good), and replicated to every worker. Each ``matmat(V)`` ships ``V`` (n x k),
     submits one task per block of rows computing ``K[block, :] @ V`` and gathers
     the (block x k) results: per pass, ``n k`` floats go to each worker (inside
     the tasks when ``V`` is under 1 MiB) and ``n k`` come back; the ``O(n^2 d)``
@@ -41,8 +45,9 @@ class DaskKernelOperator(KernelOperator):
 
     Fault tolerance is Dask's: tasks are submitted with ``retries`` (recomputed
     after an exception), and the scheduler reschedules the tasks of a worker that
-    dies on the others. If a whole pass still fails (e.g. a scattered input was
-    lost), it is re-scattered and repeated, up to ``attempts`` times.
+    dies on the others, recomputing the inputs it held from their lineage. If a
+    whole pass still fails (e.g. ``KilledWorker`` after repeated deaths), the inputs
+    are sent again and the pass repeated, up to ``attempts`` times.
 
     Centring: wrap with :func:`kpca.operators.center` (a
     :class:`~kpca.operators.CenteredOperator`; row means cost one extra pass).
@@ -94,10 +99,24 @@ class DaskKernelOperator(KernelOperator):
         self._scatter()
 
     def _scatter(self) -> None:
+        """Put X and the prepared state on the workers, as recomputable tasks.
+
+        Not ``client.scatter``: scattered data have no lineage, and Dask's Active
+        Memory Manager drops the extra replicas of a broadcast between passes, so
+        the death of the worker holding the last copy would lose them for good.
+        A task that returns its (embedded) argument can be recomputed by the
+        scheduler on another worker, so a dead worker costs only its own tasks.
+        """
+        import dask
+
         Xd = self.X if not hasattr(self.X, "astype") else self.X.astype(self.dtype, copy=False)
-        self._X = self.client.scatter(Xd, broadcast=True, hash=False)
-        self._prep = self.client.scatter(self.kernel.prepare(self.X, self.dtype),
-                                         broadcast=True, hash=False)
+        prep = self.kernel.prepare(self.X, self.dtype)
+        # the data travel once inside these two tasks, deliberately (see above)
+        with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1TB"}):
+            self._X = self.client.submit(_identity, Xd, pure=False, retries=self.retries)
+            self._prep = self.client.submit(_identity, prep, pure=False, retries=self.retries)
+        # one copy per worker up front, so the first pass does not fan out from one
+        self.client.replicate([self._X, self._prep])
 
     def matmat(self, V):
         V = np.ascontiguousarray(V, dtype=np.float64)
