@@ -24,7 +24,7 @@ from kpca import KernelPCA
 RTOL = 1e-6
 GAP = 1e-3
 KERNELS = ["linear", "poly", "rbf", "sigmoid", "cosine"]
-SOLVERS = ["dense", "arpack", "randomized"]
+SOLVERS = ["dense", "arpack", "randomized", "krylov", "auto"]
 DATASETS = ["iris", "wine", "breast_cancer", "digits"]
 _CACHE: dict = {}
 
@@ -132,11 +132,46 @@ def test_transform_matches_sklearn(kernel, name, solver):
     Z_ref = ref.fit_transform(Xtr)
     assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=RTOL)
     signs = assert_close_up_to_sign(Z_ours, Z_ref)
+    # the same deterministic sign rule as scikit-learn (largest |entry| of each
+    # eigenvector positive): equal, not only up to sign, whatever the solver
+    assert np.all(signs == 1), signs
     # held-out rows, with the same sign per component as the training scores
     assert_close_up_to_sign(ours.transform(Xte), ref.transform(Xte), signs=signs)
     assert_close_up_to_sign(ours.eigenvectors_, ref.eigenvectors_, signs=signs)
     assert ours.eigenvalues_.shape == ref.eigenvalues_.shape
     assert ours.transform(Xte).shape == (Xte.shape[0], ref.n_components)
+
+
+def load_large(name):
+    """Larger training sets (n > 400), where 'krylov' runs instead of falling back to
+    the dense solver (it does so when its basis would cover half the space)."""
+    key = ("large", name)
+    if key not in _CACHE:
+        if name == "breast_cancer":
+            X = StandardScaler().fit_transform(load_breast_cancer().data)
+        else:
+            X = load_digits().data / 16.0
+        idx = np.random.RandomState(1).permutation(X.shape[0])[:560]
+        _CACHE[key] = (np.ascontiguousarray(X[idx[:480]]), np.ascontiguousarray(X[idx[480:]]))
+    return _CACHE[key]
+
+
+@pytest.mark.parametrize("name", ["breast_cancer", "digits"])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_krylov_matches_sklearn_dense(kernel, name):
+    Xtr, Xte = load_large(name)
+    p = kernel_params(kernel, Xtr)
+    K = pairwise_kernels(Xtr, metric=kernel, **p)
+    k = clear_components(centred_spectrum(K))
+    assert k >= 2, f"test setup: fewer than 2 well separated components for {kernel}/{name}"
+    ours = KernelPCA(n_components=k, kernel=kernel, eigen_solver="krylov", random_state=0, **p)
+    ref = SkKernelPCA(n_components=k, kernel=kernel, eigen_solver="dense", **p)
+    Z_ours, Z_ref = ours.fit_transform(Xtr), ref.fit_transform(Xtr)
+    assert ours.eigen_solver_ == "krylov"
+    assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=RTOL)
+    signs = assert_close_up_to_sign(Z_ours, Z_ref)
+    assert np.all(signs == 1), signs
+    assert_close_up_to_sign(ours.transform(Xte), ref.transform(Xte), signs=signs)
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -260,3 +295,92 @@ def test_kernel_object_equals_kernel_name():
     b = SkKernelPCA(n_components=3, kernel="rbf", gamma=0.05).fit(Xtr)
     assert a.gamma_ == 0.05
     assert_close_up_to_sign(a.transform(Xte), b.transform(Xte))
+
+
+def test_polars_input_and_output():
+    pl = pytest.importorskip("polars")
+    Xtr, Xte = load("iris")
+    cols = ["a", "b", "c", "d"]
+    dtr, dte = pl.DataFrame(Xtr, schema=cols), pl.DataFrame(Xte, schema=cols)
+    ours = KernelPCA(n_components=2, kernel="rbf").fit(dtr)
+    ref = SkKernelPCA(n_components=2, kernel="rbf").fit(dtr)
+    assert_array_equal(ours.feature_names_in_, cols)
+    signs = assert_close_up_to_sign(ours.transform(dte), ref.transform(dte))
+    out = ours.set_output(transform="polars").transform(dte)
+    assert isinstance(out, pl.DataFrame)
+    assert out.columns == ["kernelpca0", "kernelpca1"]
+    assert_close_up_to_sign(out.to_numpy(), ref.transform(dte), signs=signs)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_sparse_input_matches_sklearn(kernel):
+    import scipy.sparse as sp
+
+    Xtr, Xte = load("breast_cancer")
+    Xtr, Xte = np.where(Xtr > 0.5, Xtr, 0.0), np.where(Xte > 0.5, Xte, 0.0)
+    k = clear_components(centred_spectrum(
+        pairwise_kernels(Xtr, metric=kernel, **kernel_params(kernel, Xtr))))
+    assert k >= 2
+    p = dict(n_components=k, kernel=kernel, **kernel_params(kernel, Xtr))
+    ours = KernelPCA(**p).fit(sp.csr_matrix(Xtr))
+    ref = SkKernelPCA(eigen_solver="dense", **p).fit(Xtr)
+    assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=RTOL)
+    assert_close_up_to_sign(ours.transform(sp.csr_matrix(Xte)), ref.transform(Xte))
+
+
+def test_float32_is_preserved_end_to_end():
+    Xtr, Xte = load("wine")
+    X32, T32 = Xtr.astype(np.float32), Xte.astype(np.float32)
+    est = KernelPCA(n_components=3, kernel="rbf", gamma=0.05, fit_inverse_transform=True)
+    Z = est.fit_transform(X32)
+    assert Z.dtype == np.float32
+    for name in ("eigenvalues_", "eigenvectors_", "explained_variance_",
+                 "explained_variance_ratio_", "X_fit_", "dual_coef_"):
+        assert getattr(est, name).dtype == np.float32, name
+    T = est.transform(T32)
+    assert T.dtype == np.float32 and est.inverse_transform(T).dtype == np.float32
+    ref = SkKernelPCA(n_components=3, kernel="rbf", gamma=0.05).fit(Xtr)
+    assert_close_up_to_sign(T, ref.transform(Xte), rtol=1e-4)
+
+
+def test_grid_search_and_pipeline():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+
+    data = load_wine()
+    X, y = StandardScaler().fit_transform(data.data), data.target
+    pipe = Pipeline([("kpca", KernelPCA(n_components=2, kernel=kpca.kernels.RBF(gamma=1.0))),
+                     ("clf", LogisticRegression(max_iter=1000))])
+    grid = {"kpca__kernel__gamma": [0.01, 10.0, "median"], "kpca__n_components": [2, 0.8]}
+    gs = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    assert gs.best_params_["kpca__kernel__gamma"] != 10.0  # gamma=10 is far too narrow
+    assert gs.best_score_ > 0.9
+    # the same search over named kernels and gamma gives sklearn's scores
+    pipe_sk = Pipeline([("kpca", SkKernelPCA(n_components=2)),
+                        ("clf", LogisticRegression(max_iter=1000))])
+    grid = {"kpca__kernel": ["rbf", "poly", "cosine"], "kpca__gamma": [0.01, 0.1]}
+    ours = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    ref = GridSearchCV(pipe_sk, grid, cv=3).fit(X, y)
+    assert ours.best_params_ == ref.best_params_
+    assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"],
+                    atol=1e-12)
+
+
+def test_auto_precision_stays_exact_where_float32_would_not():
+    """Beyond 4096 rows ``precision='auto'`` stores K in float32 only where that
+    keeps the eigenvalues accurate. Linear kernel, data far from the origin:
+    centring cancels all but ~1e-4 of K, float32 would be ~1e-4 off (and the
+    solver would stall at its floor); the fit must stay PCA to 1e-9."""
+    rng = np.random.RandomState(0)
+    n = 4200
+    X = rng.standard_normal((n, 5)) * [5.0, 4.0, 3.0, 2.0, 1.0] + 1000.0
+    est = KernelPCA(n_components=3, kernel="linear", random_state=0).fit(X)
+    pca = PCA(n_components=3, svd_solver="full").fit(X)
+    assert est._gram_dtype == "float64"
+    assert_allclose(est.eigenvalues_, pca.explained_variance_ * (n - 1), rtol=1e-9)
+    T = X[:50] + 0.5
+    assert_close_up_to_sign(est.transform(T), pca.transform(T), rtol=1e-7)
+    # a well-scaled RBF problem of the same size keeps the fast float32 storage
+    rbf = KernelPCA(n_components=3, kernel="rbf", gamma=0.05, random_state=0).fit(X - 1000.0)
+    assert rbf._gram_dtype == "float32"

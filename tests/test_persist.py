@@ -254,6 +254,8 @@ def test_object_array_is_refused_and_never_unpickled(model_file):
         (lambda m: m["state"]["_centering"].update({"class": "Popen"}),
          "'Popen' is not an allowed dataclass"),
         (lambda m: m["state"].update({"__class__": None}), "bad attribute name"),
+        (lambda m: m["state"].update({"transform": None}), "bad attribute name 'transform'"),
+        (lambda m: m["state"].update({"_scaled_alphas": None}), "bad attribute name"),
         (lambda m: m["params"].update({"evil": 1}), r"parameter\(s\) \['evil'\] unknown"),
         (lambda m: m["state"]["eigenvalues_"].update({"key": "zz"}), "missing array 'zz'"),
         (lambda m: m["state"].update({"x_": {"__type__": "code"}}), "unknown value type"),

@@ -471,3 +471,70 @@ def test_callable_kernels_equal_named_kernel(func):
     signs = assert_equal_up_to_sign(est.fit_transform(X), ref.fit_transform(X), rtol=1e-6)
     assert_equal_up_to_sign(est.transform(Xt), ref.transform(Xt), rtol=1e-6, signs=signs,
                             scale=projection_scale(k_rbf(Xt, X, 0.3), ref))
+
+
+@given(data=datasets(min_n=8), seed=st.integers(0, 2**16))
+def test_linear_kernel_equals_pca(data, seed):
+    """SPEC section 1: KPCA with the linear kernel is ordinary PCA (scores equal up
+    to sign; explained variance ratios equal; lambda_l = mu_l / n)."""
+    from sklearn.decomposition import PCA
+
+    X, Xt = data
+    K, Kc = hand_centred("linear", X, None)
+    w = spectrum(Kc)[0]
+    k = n_clear(w, gram_scale(K), max_k=min(4, X.shape[1]))
+    assume(k >= 1)
+    solver = ["dense", "arpack", "randomized", "krylov"][seed % 4]
+    est = KernelPCA(n_components=k, kernel="linear", eigen_solver=solver, random_state=seed)
+    pca = PCA(n_components=k, svd_solver="full")
+    Z, Zp = est.fit_transform(X), pca.fit_transform(X)
+    signs = assert_equal_up_to_sign(Z, Zp, rtol=1e-6)
+    assert_equal_up_to_sign(est.transform(Xt), pca.transform(Xt), rtol=1e-6, signs=signs,
+                            scale=np.abs(Zp).max())
+    assert_allclose(est.explained_variance_ratio_, pca.explained_variance_ratio_, rtol=1e-6)
+    n = X.shape[0]
+    assert_allclose(est.explained_variance_, pca.explained_variance_ * (n - 1) / n, rtol=1e-6)
+
+
+def _counting_rbf():
+    """Block callable RBF kernel that counts the kernel entries it evaluates."""
+    import threading
+
+    count = [0]
+    lock = threading.Lock()  # blocks may be evaluated by several threads
+
+    def k(A, B):
+        A, B = np.atleast_2d(A), np.atleast_2d(B)
+        with lock:
+            count[0] += A.shape[0] * B.shape[0]
+        return np.exp(-0.3 * cdist(A, B, "sqeuclidean"))
+
+    return k, count
+
+
+@pytest.mark.parametrize("solver, memory_limit", [("dense", None), ("arpack", None),
+                                                  ("krylov", None), ("krylov", "3.3MB")])
+def test_fit_transform_does_not_evaluate_the_kernel_twice(solver, memory_limit):
+    """fit_transform returns sqrt(mu_l) v_l: exactly the kernel work of fit, not
+    fit followed by transform (which evaluates another n x n kernel matrix)."""
+    X = np.random.RandomState(0).standard_normal((600, 3))
+    n = X.shape[0]
+    params = dict(n_components=3, eigen_solver=solver, random_state=0,
+                  memory_limit=memory_limit)
+    kf, count_fit = _counting_rbf()
+    KernelPCA(kernel=kf, **params).fit(X)
+    kft, count_ft = _counting_rbf()
+    est = KernelPCA(kernel=kft, **params)
+    Z = est.fit_transform(X)
+    assert count_ft[0] == count_fit[0]
+    if solver != "krylov":
+        # the Gram matrix once, plus O(n) for the diagonal and the callable's probe
+        assert count_fit[0] <= n * n + 3 * n
+    elif memory_limit is not None:
+        # a budget below the Gram matrix: the tiles that do not fit are recomputed on
+        # every pass (the same passes in fit and fit_transform)
+        assert count_fit[0] > 1.25 * n * n
+    # the counter does see transform's work, and the scores are the same
+    before = count_ft[0]
+    assert_allclose(est.transform(X), Z, atol=1e-6 * np.abs(Z).max())
+    assert count_ft[0] - before == n * n

@@ -4,11 +4,18 @@ The installed ``sklearn/decomposition/tests/test_kernel_pca.py`` is copied into 
 temporary directory at test time (it is never vendored into this repository), its
 import of ``KernelPCA`` is redirected to ``kpca`` (``PCA`` stays scikit-learn's),
 and it is run in a subprocess with a ``global_random_seed`` fixture.
+
+Seeds: scikit-learn's CI runs its ``global_random_seed`` tests with one seed per
+run and all 100 (0-99) on request (``SKLEARN_TESTS_GLOBAL_RANDOM_SEED="all"``).
+Here the default is three seeds (0, 1, 42: the suite stays fast); set
+``KPCA_SKLEARN_SEEDS=all`` (or a comma-separated list such as ``"3,7"``) to run
+the module with every seed -- all 100 pass (about 1.5 min on 2 cores).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -16,13 +23,25 @@ from pathlib import Path
 
 import pytest
 
-SEEDS = (0, 1, 42)
+DEFAULT_SEEDS = (0, 1, 42)
+
+
+def _seeds() -> list[int]:
+    value = os.environ.get("KPCA_SKLEARN_SEEDS", "").strip()
+    if not value:
+        return list(DEFAULT_SEEDS)
+    if value == "all":
+        return list(range(100))
+    return [int(s) for s in value.split(",")]
+
+
+SEEDS = _seeds()
 
 CONFTEST = f'''
 import pytest
 
 
-@pytest.fixture(params={list(SEEDS)!r})
+@pytest.fixture(params={SEEDS!r})
 def global_random_seed(request):
     return request.param
 '''
@@ -74,7 +93,7 @@ def test_sklearn_kernel_pca_suite(tmp_path):
         "    assert m.KernelPCA is kpca.KernelPCA\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly",
          "--rootdir", str(tmp_path), str(tmp_path)],
         capture_output=True,
         text=True,
@@ -83,5 +102,12 @@ def test_sklearn_kernel_pca_suite(tmp_path):
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
-    m = re.search(r"(\d+) passed", output)
+    # the whole module ran: nothing skipped, deselected or expected to fail
+    summary = output.strip().splitlines()[-1]
+    assert not re.search(r"skipped|deselected|xfail|xpass|error", summary), summary
+    m = re.search(r"(\d+) passed", summary)
     assert m and int(m.group(1)) > 50, output
+    # every test function of scikit-learn's module was collected and run
+    names = set(re.findall(r"^def (test_\w+)\(", src, re.MULTILINE))
+    ran = set(re.findall(r"test_kernel_pca_kpca\.py::(test_\w+)\S* PASSED", output))
+    assert names and names == ran, sorted(names ^ ran)

@@ -461,7 +461,10 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
         )
     estimator = cls(**params)
     for attr, node in raw_state.items():
-        if not _NAME_RE.match(attr) or attr.startswith("__") or attr in valid:
+        # fitted state lives in the instance; a name defined on the class (a method
+        # such as 'transform', a property) would shadow or hit code: refused
+        if (not _NAME_RE.match(attr) or attr.startswith("__") or attr in valid
+                or hasattr(cls, attr)):
             raise ValueError(f"{source}: corrupt kpca model file: bad attribute name {attr!r}.")
         setattr(estimator, attr, dec.decode(node))
     logger.info("loaded %s from %s", name, source)

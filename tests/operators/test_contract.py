@@ -2,7 +2,9 @@
 
 Each backend is built by a factory from (kernel, X, centre?) and must give the
 same ``matmat``, ``diag``, ``trace``, ``row_means`` and centring of new rows as
-the dense matrix ``H K H`` computed by hand.
+the dense matrix ``H K H`` computed by hand. Backends: dense (centred in place or
+wrapped), tiled (all tiles kept, some kept, matrix-free under a budget of one or
+two tiles) and Dask (``K @ V`` computed by tasks on an in-process cluster).
 """
 
 import numpy as np
@@ -43,6 +45,14 @@ def _tiled(memory_limit, inplace, n_jobs=2):
     return make
 
 
+def dask_backend(kernel, X, K, client):
+    from kpca.distributed import DaskKernelOperator
+
+    # 9-row tasks on 40 rows: several blocks, the last one ragged
+    return center(DaskKernelOperator(kernel, X, dtype=np.float64, client=client,
+                                     block_rows=9))
+
+
 BACKENDS = {
     "dense-inplace": dense_inplace,
     "dense-wrapped": dense_wrapped,
@@ -51,7 +61,25 @@ BACKENDS = {
     "tiled-matrix-free": _tiled(2 * 7 * 7 * 8, True),
     "tiled-matrix-free-1-thread": _tiled(7 * 7 * 8, True, n_jobs=1),
     "tiled-wrapped": _tiled(None, False),
+    "dask": dask_backend,
 }
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """An in-process Dask cluster (threads): starts in about a second."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def build(backend, request, kernel, X, K):
+    """The centred operator and its ``Centering`` for ``backend``."""
+    if backend == "dask":
+        return dask_backend(kernel, X, K, request.getfixturevalue("dask_client"))
+    return BACKENDS[backend](kernel, X, K)
 
 
 @pytest.fixture(params=[RBF(gamma=0.3), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
@@ -64,9 +92,9 @@ def gram(request):
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
-def test_matmat_diag_trace_match_dense_reference(backend, gram):
+def test_matmat_diag_trace_match_dense_reference(backend, gram, request):
     kernel, X, T, K = gram
-    op, c = BACKENDS[backend](kernel, X, K)
+    op, c = build(backend, request, kernel, X, K)
     ref = _reference(K, True)
     V = np.random.default_rng(1).normal(size=(K.shape[0], 5))
     np.testing.assert_allclose(op.matmat(V), ref @ V, rtol=1e-10, atol=1e-10)
@@ -78,9 +106,9 @@ def test_matmat_diag_trace_match_dense_reference(backend, gram):
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
-def test_centring_of_new_rows_uses_training_mean(backend, gram):
+def test_centring_of_new_rows_uses_training_mean(backend, gram, request):
     kernel, X, T, K = gram
-    _, c = BACKENDS[backend](kernel, X, K)
+    _, c = build(backend, request, kernel, X, K)
     n, m = K.shape[0], T.shape[0]
     Kt = kernel.block(T, X)
     one_n = np.ones((n, n)) / n

@@ -109,3 +109,37 @@ def test_float32_operator_residual_floor():
     for s in ("krylov", "randomized"):
         res = eigsh_top(DenseOperator(A), 5, solver=s, random_state=0)
         assert res.converged and np.all(res.residuals <= 1e-5)
+
+
+@pytest.mark.parametrize("solver, scale", [(s, c) for s in SOLVERS for c in (1e-20, 1e-7, 1e7)])
+def test_solvers_are_scale_invariant(solver, scale):
+    """Scaling the operator by c scales the eigenvalues by c and leaves the
+    eigenvectors alone: no solver may use an absolute threshold (kernel values of
+    data measured in small units are tiny)."""
+    n = 300
+    A = _spd_with_spectrum(n, np.concatenate([[50.0, 20, 10], np.geomspace(5, 1e-4, n - 3)]),
+                           seed=4)
+    ref = finalize(eigsh_top(DenseOperator(A), 3, solver="dense"))
+    res = finalize(eigsh_top(DenseOperator(A * scale), 3, solver=solver, random_state=0))
+    np.testing.assert_allclose(res.values, ref.values * scale, rtol=1e-8)
+    np.testing.assert_allclose(res.vectors, ref.vectors, atol=1e-6)
+
+
+def test_long_fits_log_their_progress(caplog):
+    """Progress of a fit is reported through the "kpca" logger (library code never
+    prints): one record per kernel pass and per solver iteration."""
+    import logging
+
+    from kpca import KernelPCA
+
+    X = np.random.default_rng(0).normal(size=(600, 4))
+    with caplog.at_level(logging.INFO, logger="kpca"):
+        KernelPCA(3, kernel="rbf", gamma=0.5, eigen_solver="krylov", memory_limit="3.3MB",
+                  random_state=0).fit(X)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "kpca"]
+    passes = [m for m in msgs if m.startswith("kernel pass")]
+    residuals = [m for m in msgs if m.startswith("krylov:") and "residual" in m]
+    assert len(passes) >= 2 and residuals, msgs
+    # the last residual record shows the stopping rule met
+    last = float(residuals[-1].split("max residual ")[1].split()[0])
+    assert last <= 1e-5

@@ -85,7 +85,8 @@ class _RBFPrepared:
 
     With the row side ``[x - c, 1, ||x - c||^2]`` one matrix product gives the
     exponent ``-g ||x - y||^2`` directly (no separate norm passes over the block).
-    Shifting by the common centre ``c`` keeps the expansion accurate in float32.
+    Shifting by the common centre ``c`` (float64, subtracted before any cast to
+    float32) keeps the expansion accurate in float32.
     """
 
     def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float):
@@ -99,7 +100,10 @@ class _RBFPrepared:
         return _RBFPrepared(self.centre, self.aug[rows], self.gamma)
 
     def rows_side(self, X) -> np.ndarray:
-        Xc = np.asarray(X, dtype=self.dtype) - self.centre
+        # shift before casting: float32 cannot resolve the spread of data that sit
+        # far from the origin (at 1000 its spacing is 6e-5), the shifted data it can
+        X = np.asarray(X)
+        Xc = (X - self.centre.astype(X.dtype)).astype(self.dtype, copy=False)
         xx = np.einsum("ij,ij->i", Xc, Xc)
         return np.hstack([Xc, np.ones((Xc.shape[0], 1), self.dtype), xx[:, None]])
 
@@ -119,8 +123,8 @@ class RBF(_GammaMixin, Kernel):
         Y = np.asarray(Y)
         dtype = np.dtype(dtype or _float_dtype(Y))
         g = self._g()
-        centre = Y.mean(axis=0, dtype=np.float64).astype(dtype)
-        Yc = Y.astype(dtype, copy=False) - centre
+        centre = Y.mean(axis=0, dtype=np.float64)  # kept in float64: see rows_side
+        Yc = (Y - centre.astype(Y.dtype)).astype(dtype, copy=False)
         yy = np.einsum("ij,ij->i", Yc, Yc)
         aug = np.hstack([(2 * g) * Yc, (-g * yy)[:, None], np.full((len(Yc), 1), -g, dtype)])
         return _RBFPrepared(centre, aug.astype(dtype, copy=False), g)

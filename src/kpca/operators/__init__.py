@@ -3,7 +3,7 @@
 from ._base import KernelOperator
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
-from ._gram import gram_matrix, n_threads
+from ._gram import float32_eigen_error, gram_matrix, n_threads
 from ._tiled import TiledKernelOperator
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "KernelOperator",
     "TiledKernelOperator",
     "center",
+    "float32_eigen_error",
     "gram_matrix",
     "n_threads",
 ]

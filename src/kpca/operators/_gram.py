@@ -75,3 +75,62 @@ def gram_matrix(
         with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
             list(pool.map(work, starts))
     return K, sums / n
+
+
+#: unit round-off of float32 (half the machine epsilon)
+_U32 = float(np.finfo(np.float32).eps) / 2
+
+
+def float32_eigen_error(
+    kernel: Kernel,
+    X: Any,
+    *,
+    center: bool = True,
+    sample: int = 256,
+    random_state: Any = None,
+) -> float:
+    """Estimated error of the top eigenvalues, relative to the largest one, when the
+    (n x n) kernel matrix of ``X`` is evaluated and stored in float32.
+
+    Rounding every entry to float32 perturbs ``K`` by ``E`` with ``|E_ij| <= u |K_ij|``
+    (``u = 2**-24``); for errors of random sign ``||E||_2 ~ u max|K| sqrt(n)``, and by
+    Weyl's inequality each eigenvalue moves by at most ``||E||_2``. What makes float32
+    unsafe is centring that cancels most of ``K`` (data far from the origin with a
+    linear or polynomial kernel, an RBF kernel much wider than the data): ``max|K|``
+    is then large next to the centred eigenvalues. The largest centred eigenvalue is
+    estimated from a random subsample of ``m`` rows, ``mu_1 ~ (n / m) mu_1(sample)``
+    (the eigenvalues of ``K / n`` converge to those of the kernel's integral operator).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel.
+    X : array-like, sparse matrix or 1-D object array of n rows
+    center : bool, default=True
+        Whether the eigenproblem is that of the centred matrix.
+    sample : int, default=256
+        Rows of the subsample (its kernel matrix is evaluated in float64).
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    float
+        ``u max|K| sqrt(n) / mu_1``; ``inf`` when the sample's spectrum is zero.
+    """
+    from sklearn.utils import check_random_state
+
+    n = X.shape[0]
+    rng = check_random_state(random_state)
+    idx = np.sort(rng.choice(n, size=sample, replace=False)) if n > sample else np.arange(n)
+    Xs = X[idx]
+    if hasattr(Xs, "dtype") and Xs.dtype == np.float32:
+        Xs = Xs.astype(np.float64)
+    K = np.asarray(kernel.block(Xs), dtype=np.float64)
+    big = float(np.max(np.abs(K), initial=0.0))
+    if center:
+        K = K - K.mean(axis=0)[None, :]
+        K -= K.mean(axis=1)[:, None]
+    top = float(np.linalg.eigvalsh((K + K.T) / 2)[-1]) if K.size else 0.0
+    if not (top > 0 and np.isfinite(top) and np.isfinite(big)):
+        return float("inf")
+    return _U32 * big * np.sqrt(n) / (top * n / len(idx))

@@ -107,6 +107,7 @@ def krylov_eigsh(
         Wb[:, :b] = AQ0
     del Q0, AQ0
     m, blocks = b, 1
+    invariant = False
     while True:
         # Rayleigh-Ritz on the whole basis after every pass (O(n m^2), cheap next to
         # a pass), so the solver stops as soon as the residual target is met
@@ -126,7 +127,7 @@ def krylov_eigsh(
         )
         if callback is not None:
             callback(n_pass, res)
-        if converged or n_pass >= max_pass:
+        if converged or invariant or n_pass >= max_pass:
             break
         if blocks == depth:
             # thick restart from the b best Ritz vectors, whose images are known
@@ -141,11 +142,15 @@ def krylov_eigsh(
         Z = Wb[:, m - b : m] - Q @ (Q.T @ Wb[:, m - b : m])
         Z -= Q @ (Q.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
         Qn, R = qr(Z, mode="economic", overwrite_a=True)
-        keep = np.abs(np.diag(R)) > 1e-10 * max(1.0, float(np.abs(R).max()))
-        if not keep.all():  # the basis spans an invariant subspace: nothing new to add
-            converged = bool(np.all(res <= rtol)) or not keep.any()
-            if not keep.any():
-                break
+        # relative to the operator's scale (|theta| ~ ||K||), not to 1: a kernel
+        # matrix with tiny entries must not look rank-deficient
+        keep = np.abs(np.diag(R)) > 1e-10 * max(scale, float(np.abs(R).max()))
+        if not keep.any():
+            # the basis spans an invariant subspace: its Ritz pairs (recomputed by
+            # the Rayleigh-Ritz step at the top of the loop) are exact
+            invariant = converged = True
+            continue
+        if not keep.all():
             Qn = Qn[:, keep]
         w = Qn.shape[1]
         Qb[:, m : m + w] = Qn
