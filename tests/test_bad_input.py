@@ -388,3 +388,11 @@ def test_copy_X_true_decouples_from_later_mutation(X):
     before = est.transform(X[:4])
     Xtr[:] = 0.0
     assert_array_equal(est.transform(X[:4]), before)
+
+
+@pytest.mark.parametrize("kernel, valid", [("linear", "none"), ("cosine", "none"),
+                                           ("rbf", "['gamma']")])
+def test_unknown_kernel_param_lists_the_valid_ones(kernel, valid):
+    X = np.random.default_rng(0).random((20, 3))
+    with pytest.raises(ValueError, match=rf"no parameter 'p'; valid: {re.escape(valid)}\."):
+        KernelPCA(2, kernel=kernel, kernel_params={"p": 3}).fit(X)

@@ -423,7 +423,12 @@ def make_kernel(
                 f"kernel must be one of {sorted(KERNELS)}, a kpca.kernels.Kernel or a callable; "
                 f"got {kernel!r}."
             ) from None
-        accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        # named parameters only: a kernel without an __init__ of its own inherits
+        # object's (*args, **kwargs), which are not parameters a user can pass
+        accepted = {
+            name for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
         candidates = {"gamma": gamma, "degree": degree, "coef0": coef0}
         params = {k: v for k, v in candidates.items() if k in accepted}
         for key, value in (kernel_params or {}).items():
