@@ -19,6 +19,7 @@ import logging
 import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
+from threadpoolctl import ThreadpoolController
 
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
@@ -108,52 +109,57 @@ def krylov_eigsh(
     del Q0, AQ0
     m, blocks = b, 1
     invariant = False
+    # the solver's own algebra is on n x (b * depth) blocks: one thread does it as fast,
+    # and waking BLAS threads between kernel passes (which run their own threads)
+    # costs more than the work (measured: QR of 20000 x 32 blocks 8x slower)
+    blas = ThreadpoolController()
     while True:
-        # Rayleigh-Ritz on the whole basis after every pass (O(n m^2), cheap next to
-        # a pass), so the solver stops as soon as the residual target is met
-        Q, W = Qb[:, :m], Wb[:, :m]
-        T = Q.T @ W
-        theta, Y = eigh((T + T.T) / 2)
-        top = np.argsort(-theta, kind="stable")[:b]
-        theta, Y = theta[top], Y[:, top]
-        V, AV = Q @ Y, W @ Y
-        scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
-        res = np.linalg.norm(AV[:, :k] - V[:, :k] * theta[None, :k], axis=0) / scale
-        converged = bool(np.all(res <= rtol))
-        logger.info(
-            "krylov: %d passes, max residual %.2e (target %.0e)",
-            n_pass, res.max(), rtol,
-            extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
-        )
-        if callback is not None:
-            callback(n_pass, res)
-        if converged or invariant or n_pass >= max_pass:
-            break
-        if blocks == depth:
-            # thick restart from the b best Ritz vectors, whose images are known
-            cycle += 1
-            Qr, R = qr(V, mode="economic", overwrite_a=True)  # re-orthonormalise
-            Qb[:, :b] = Qr
-            Wb[:, :b] = np.linalg.solve(R.T, AV.T).T  # keep W = A Q for the new Q
-            m, blocks = b, 1
-            Q = Qb[:, :m]
-        del V, AV
-        # next block: the newest image, orthogonalised against the basis
-        Z = Wb[:, m - b : m] - Q @ (Q.T @ Wb[:, m - b : m])
-        Z -= Q @ (Q.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
-        Qn, R = qr(Z, mode="economic", overwrite_a=True)
-        # relative to the operator's scale (|theta| ~ ||K||), not to 1: a kernel
-        # matrix with tiny entries must not look rank-deficient
-        keep = np.abs(np.diag(R)) > 1e-10 * max(scale, float(np.abs(R).max()))
-        if not keep.any():
-            # the basis spans an invariant subspace: its Ritz pairs (recomputed by
-            # the Rayleigh-Ritz step at the top of the loop) are exact
-            invariant = converged = True
-            continue
-        if not keep.all():
-            Qn = Qn[:, keep]
-        w = Qn.shape[1]
-        Qb[:, m : m + w] = Qn
+        with blas.limit(limits=1):
+            # Rayleigh-Ritz on the whole basis after every pass (O(n m^2), cheap next to
+            # a pass), so the solver stops as soon as the residual target is met
+            Q, W = Qb[:, :m], Wb[:, :m]
+            T = Q.T @ W
+            theta, Y = eigh((T + T.T) / 2)
+            top = np.argsort(-theta, kind="stable")[:b]
+            theta, Y = theta[top], Y[:, top]
+            V, AV = Q @ Y, W @ Y
+            scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
+            res = np.linalg.norm(AV[:, :k] - V[:, :k] * theta[None, :k], axis=0) / scale
+            converged = bool(np.all(res <= rtol))
+            logger.info(
+                "krylov: %d passes, max residual %.2e (target %.0e)",
+                n_pass, res.max(), rtol,
+                extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
+            )
+            if callback is not None:
+                callback(n_pass, res)
+            if converged or invariant or n_pass >= max_pass:
+                break
+            if blocks == depth:
+                # thick restart from the b best Ritz vectors, whose images are known
+                cycle += 1
+                Qr, R = qr(V, mode="economic", overwrite_a=True)  # re-orthonormalise
+                Qb[:, :b] = Qr
+                Wb[:, :b] = np.linalg.solve(R.T, AV.T).T  # keep W = A Q for the new Q
+                m, blocks = b, 1
+                Q = Qb[:, :m]
+            del V, AV
+            # next block: the newest image, orthogonalised against the basis
+            Z = Wb[:, m - b : m] - Q @ (Q.T @ Wb[:, m - b : m])
+            Z -= Q @ (Q.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
+            Qn, R = qr(Z, mode="economic", overwrite_a=True)
+            # relative to the operator's scale (|theta| ~ ||K||), not to 1: a kernel
+            # matrix with tiny entries must not look rank-deficient
+            keep = np.abs(np.diag(R)) > 1e-10 * max(scale, float(np.abs(R).max()))
+            if not keep.any():
+                # the basis spans an invariant subspace: its Ritz pairs (recomputed by
+                # the Rayleigh-Ritz step at the top of the loop) are exact
+                invariant = converged = True
+                continue
+            if not keep.all():
+                Qn = Qn[:, keep]
+            w = Qn.shape[1]
+            Qb[:, m : m + w] = Qn
         Wb[:, m : m + w] = op.matmat(Qn)
         n_pass += 1
         m += w
