@@ -227,3 +227,19 @@ def test_fit_and_transform_memory_is_bounded_by_the_block(make, monkeypatch):
     assert fit_peak < features / 8 and transform_extra < features / 8
     fit_peak, _ = peaks(make(block_size=X.shape[0]))
     assert fit_peak > features
+
+
+def test_auto_precision_keeps_float64_where_float32_would_cost_accuracy():
+    # linear kernel on data far from the origin: centring cancels most of K, so float32
+    # kernel values would cost the eigenvalues ~1e-4; 'auto' must see it (as KernelPCA)
+    rng = np.random.default_rng(0)
+    X = 1000.0 + rng.standard_normal((5000, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5])
+    auto = NystromKernelPCA(3, n_landmarks=50, kernel="linear", random_state=0).fit(X)
+    f64 = NystromKernelPCA(3, n_landmarks=50, kernel="linear", random_state=0,
+                           precision="float64").fit(X)
+    assert auto._block_dtype == np.float64
+    np.testing.assert_allclose(auto.eigenvalues_, f64.eigenvalues_, rtol=1e-9)
+    # well-scaled RBF data keep the fast float32 blocks
+    Y = rng.standard_normal((5000, 4))
+    rbf = NystromKernelPCA(3, n_landmarks=50, kernel="rbf", gamma=0.25, random_state=0).fit(Y)
+    assert rbf._block_dtype == np.float32

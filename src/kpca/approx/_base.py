@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._kernel_pca import FLOAT64_MAX_ROWS
 from . import _feature_pca as fp
 
 logger = logging.getLogger("kpca")
@@ -24,9 +25,6 @@ logger = logging.getLogger("kpca")
 #: rows drawn to resolve gamma heuristics and to pick the accumulation shift
 SAMPLE_ROWS = 2000
 PRECISIONS = ("auto", "float32", "float64")
-#: with ``precision='auto'``, float64 data use float64 feature blocks up to this many
-#: rows (as :class:`kpca.KernelPCA`'s storage precision)
-FLOAT64_MAX_ROWS = 4096
 
 
 def _is_int(x: Any) -> bool:
@@ -82,10 +80,10 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 f"precision must be one of {list(PRECISIONS)}; got {self.precision!r}."
             )
 
-    def _compute_dtype(self, X) -> np.dtype:
+    def _compute_dtype(self, X, sample) -> np.dtype:
         """Dtype of the feature blocks: ``precision``; for ``'auto'``, float32 for
-        float32 data or more than ``FLOAT64_MAX_ROWS`` rows, else float64 (the
-        policy of :class:`kpca.KernelPCA`)."""
+        float32 data or more than ``FLOAT64_MAX_ROWS`` rows, else float64.
+        ``sample`` (rows of X) lets subclasses check that float32 is accurate enough."""
         if self.precision == "auto":
             if X.dtype == np.float32 or X.shape[0] > FLOAT64_MAX_ROWS:
                 return np.dtype(np.float32)
@@ -152,9 +150,9 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         out_dtype = np.dtype(X.dtype)
-        dtype = self._compute_dtype(X)
         sample_idx = np.sort(rng.choice(n, size=min(n, SAMPLE_ROWS), replace=False))
         sample = take_rows(X, sample_idx)
+        dtype = self._compute_dtype(X, sample)
         fmap, W = self._build(X, sample, rng, dtype)
         shift = np.asarray(fmap(sample), dtype=np.float64).mean(axis=0)
         p = shift.shape[0]

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._kernel_pca import FLOAT32_MAX_ERROR
 from ..kernels import Kernel, Precomputed, check_gamma, make_kernel
+from ..operators import float32_eigen_error
 from ._base import FeatureKernelPCA, _is_int, _is_real, take_rows
 from ._preimage import LandmarkPreimageMixin
 
@@ -87,8 +89,10 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
     block_size : int or None, default=None
         Rows per streamed block (``None``: blocks of about 64 MB of features).
     precision : {'auto', 'float32', 'float64'}, default='auto'
-        Dtype of the feature blocks. ``'auto'``: float32 for float32 data and for
-        more than 4096 rows, float64 otherwise (as :class:`kpca.KernelPCA`).
+        Dtype of the feature blocks. ``'auto'``: float32 for float32 data, and for
+        more than 4096 rows unless a sampled estimate says float32 kernel values would
+        move the eigenvalues by more than 1e-7 (as :class:`kpca.KernelPCA`); float64
+        otherwise.
         float32 blocks halve the time of the covariance update; the statistics are
         still accumulated in float64 about a shift (see :mod:`._feature_pca`), so
         eigenvalues stay within ~1e-6 relative of float64 ones; outputs keep the
@@ -225,6 +229,23 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
         logger.info("Nystrom: %d landmarks (%s), %d kept by rcond=%g", m, self.landmarks,
                     int(keep.sum()), rcond)
         return NystromMap(self.kernel_, Z, dtype), W
+
+    def _compute_dtype(self, X, sample) -> np.dtype:
+        """As the base class, but float64 where float32 kernel values would cost the
+        eigenvalues more than 1e-7 (centring that cancels most of K: e.g. a linear or
+        polynomial kernel on data far from the origin), as :class:`kpca.KernelPCA`."""
+        dtype = super()._compute_dtype(X, sample)
+        if self.precision != "auto" or dtype != np.float32 or X.dtype == np.float32:
+            return dtype
+        kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
+        if not kernel.requires_vectors:
+            return dtype  # _build raises its clear error
+        kernel = kernel.resolve(sample, random_state=0)
+        # the estimate scales like 1 / sqrt(rows): from the sample's rows to n
+        err = float32_eigen_error(kernel, sample, random_state=0) * np.sqrt(
+            sample.shape[0] / X.shape[0])
+        return dtype if err <= FLOAT32_MAX_ERROR else np.dtype(np.float64)
 
     # ------------------------------------------------------------------ landmarks
     def _select(self, X, m: int, rng):

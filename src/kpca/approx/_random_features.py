@@ -57,7 +57,8 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         Rows per streamed block.
     precision : {'auto', 'float32', 'float64'}, default='auto'
         Dtype of the feature blocks. ``'auto'``: float32 for float32 data and for
-        more than 4096 rows, float64 otherwise (as :class:`kpca.KernelPCA`).
+        more than 4096 rows, float64 otherwise (float32 rounding of the features is far
+        below their Monte-Carlo error).
         float32 blocks halve the time of the covariance update; the statistics are
         still accumulated in float64 about a shift (see :mod:`._feature_pca`), so
         eigenvalues stay within ~1e-6 relative of float64 ones; outputs keep the
