@@ -1,8 +1,9 @@
 """Concentric circles and two moons with the linear, polynomial, cosine and RBF kernels.
 
 Which kernels make the two classes linearly separable? Each kernel PCA keeps two
-components; a logistic regression on them measures it (SPEC section 8: RBF
-separates both, PCA and the polynomial and cosine kernels mostly cannot).
+components; a logistic regression on them measures it (docs/math.md, "The
+classic examples": RBF separates both, PCA and the polynomial and cosine kernels
+mostly cannot).
 Writes ``circles_moons.png`` (one panel per data set and kernel) and prints the
 accuracies.
 

@@ -1,4 +1,5 @@
-"""Denoising digits with kernel PCA pre-images, against linear PCA (SPEC section 4).
+"""Denoising digits with kernel PCA pre-images, against linear PCA
+(docs/math.md, "Pre-images and denoising").
 
 Fit on clean training digits, add Gaussian noise to unseen ones, then project on
 the first components and map back to input space: ``KernelPCA.denoise`` (RBF

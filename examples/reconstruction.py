@@ -1,7 +1,8 @@
 """Reconstruction: PCA with all components reconstructs exactly; kernel PCA's
-reconstruction goes through an approximate pre-image (SPEC sections 4 and 8).
+reconstruction goes through an approximate pre-image.
 
-Digits (8 x 8, scaled to [0, 1]): reconstruction error of unseen images against
+The mathematics is in docs/math.md ("Pre-images and denoising", "The classic
+examples"). Digits (8 x 8, scaled to [0, 1]): reconstruction error of unseen images against
 the number of components, for linear PCA (projection) and RBF kernel PCA (learned
 ridge pre-image, and Mika et al.'s fixed-point pre-image). Writes
 ``reconstruction.png`` and prints the table.

@@ -1,5 +1,6 @@
 """Stylometry: chapters of books by two authors, separated by kernel PCA on the
-relative frequencies of the 50 most used words (SPEC section 8).
+relative frequencies of the 50 most used words (docs/math.md,
+"The classic examples").
 
 Without ``--corpus`` the package generates a corpus of two synthetic authors with
 different function-word habits (two books each). With ``--corpus FOLDER`` it reads

@@ -224,7 +224,7 @@ def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command
         (["fit-transform", "{data}", "-k", "1.5"], "argument -k"),
         (["fit-transform", "{data}", "-k", "0"], "must be >= 1"),
         (["fit-transform", "{data}", "--kernel", "bogus"], "argument --kernel"),
-        (["fit-transform", "{data}", "--solver", "magic"], "argument --solver"),
+        (["fit-transform", "{data}", "--solver", "magic"], "argument --eigen-solver/--solver"),
         (["fit-transform", "{data}", "-o", "{tmp}/out.xlsx"], "unsupported file type"),
         (["fit-transform", "{data}", "-o", "{tmp}/nodir/out.csv"], "does not exist"),
         (["fit-transform", "{data}", "--save", "{tmp}/nodir/m.kpca"], "does not exist"),
@@ -419,3 +419,28 @@ def test_entry_point():
     proc = subprocess.run(["kpca", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"kpca {kpca.__version__}"
+
+
+def test_solver_tolerance_and_passes_reach_the_estimator(capsys, data_csv, tmp_path):
+    """A ConvergenceWarning's advice ("raise max_iter or tol") can be followed from
+    the command line: --eigen-solver, --tol and --max-iter set the estimator's
+    parameters, and the fit agrees with scikit-learn's dense solve."""
+    model = tmp_path / "m.kpca"
+    code, _, err = run(capsys, "fit", data_csv, "--kernel", "rbf", "--gamma", "2", "-k", "3",
+                       "--eigen-solver", "krylov", "--tol", "1e-6", "--max-iter", "50",
+                       "--save", model)
+    assert code == 0, err
+    est = load_model(model)
+    assert (est.eigen_solver, est.tol, est.max_iter) == ("krylov", 1e-6, 50)
+    X = read_table(data_csv)[0]
+    ref = SkKernelPCA(3, kernel="rbf", gamma=2, eigen_solver="dense").fit(X)
+    np.testing.assert_allclose(est.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
+    # --solver is kept as an alias; bad values are clear errors naming the flag
+    code, _, err = run(capsys, "fit", data_csv, "--solver", "dense", "--save", model)
+    assert code == 0 and load_model(model).eigen_solver == "dense"
+    for flag, bad in (("--tol", "-1"), ("--tol", "inf"), ("--max-iter", "0"),
+                      ("--max-iter", "2.5"), ("--eigen-solver", "lobpcg")):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["fit", str(data_csv), flag, bad, "--save", str(model)])
+        assert exc.value.code == 2
+        assert flag in capsys.readouterr().err

@@ -265,7 +265,7 @@ def test_linear_kernel_is_pca(name, solver):
     signs = assert_close_up_to_sign(Z, Zp)
     assert_close_up_to_sign(ours.transform(Xte), pca.transform(Xte), signs=signs)
     assert_allclose(ours.explained_variance_ratio_, pca.explained_variance_ratio_, rtol=1e-8)
-    # SPEC: lambda_l = mu_l / n (PCA divides by n - 1)
+    # (docs/math.md, "The eigenproblem"): lambda_l = mu_l / n (PCA divides by n - 1)
     n = Xtr.shape[0]
     assert_allclose(ours.explained_variance_, pca.explained_variance_ * (n - 1) / n, rtol=1e-8)
 

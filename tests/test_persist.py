@@ -130,7 +130,8 @@ def test_round_trip_sparse_training_data(tmp_path, data):
 
 
 def test_matches_independent_projection_after_load(tmp_path, data):
-    """The loaded model still implements SPEC section 2-3 (checked from scratch)."""
+    """The loaded model still implements (docs/math.md, "Centring in feature space")
+    and (docs/math.md, "The eigenproblem"), checked from scratch."""
     X, T = data
     est = kpca.KernelPCA(n_components=2, kernel="rbf", gamma=0.25).fit(X)
     save_model(est, tmp_path / "m.kpca")

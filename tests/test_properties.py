@@ -1,4 +1,4 @@
-"""Property-based tests (hypothesis) of the SPEC's formulas, against numpy."""
+"""Property-based tests (hypothesis) of the formulas of docs/math.md, against numpy."""
 
 from __future__ import annotations
 
@@ -185,8 +185,8 @@ def test_fit_transform_equals_fit_then_transform(data, kernel, gamma):
 
 @given(data=datasets(), kernel=kernels, gamma=gammas)
 def test_transform_one_row_equals_batch_row(data, kernel, gamma):
-    """SPEC section 2: new rows are centred by the TRAINING mean, so a row's
-    projection does not depend on the other rows of the batch."""
+    """(docs/math.md, "Centring in feature space"): new rows are centred by the
+    TRAINING mean, so a row's projection does not depend on the other rows of the batch."""
     X, Xt = data
     usable(kernel, X)
     usable(kernel, Xt)
@@ -207,7 +207,8 @@ def test_transform_one_row_equals_batch_row(data, kernel, gamma):
 
 @given(data=datasets(), kernel=kernels, gamma=gammas, seed=st.integers(0, 2**16))
 def test_transform_matches_spec_formula(data, kernel, gamma, seed):
-    """y_l(t) = sum_i alpha_li K~_t[t, i] with K~_t centred as in SPEC section 2."""
+    """y_l(t) = sum_i alpha_li K~_t[t, i] with K~_t centred as in
+    (docs/math.md, "Centring in feature space")."""
     X, Xt = data
     usable(kernel, X)
     usable(kernel, Xt)
@@ -475,7 +476,7 @@ def test_callable_kernels_equal_named_kernel(func):
 
 @given(data=datasets(min_n=8), seed=st.integers(0, 2**16))
 def test_linear_kernel_equals_pca(data, seed):
-    """SPEC section 1: KPCA with the linear kernel is ordinary PCA (scores equal up
+    """(docs/math.md, "Kernels"): KPCA with the linear kernel is ordinary PCA (scores equal up
     to sign; explained variance ratios equal; lambda_l = mu_l / n)."""
     from sklearn.decomposition import PCA
 

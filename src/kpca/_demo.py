@@ -1,4 +1,5 @@
-"""The seed material's examples (SPEC section 8), for ``kpca demo`` and ``examples/``.
+"""The classic examples (docs/math.md, "The classic examples"), for ``kpca demo`` and
+``examples/``.
 
 Each ``section_*`` function computes one example, writes its files (CSV tables,
 PNG figures when matplotlib is installed) into a folder and returns a
@@ -791,7 +792,7 @@ def format_report(result: DemoResult) -> str:
     """The Markdown report of a :class:`DemoResult`."""
     have_png = any(str(p).endswith(".png") for s in result.sections for p in s.files.values())
     parts = ["# kpca demo: the examples of kernel PCA\n",
-             "Each section reproduces an example of the seed material; the numbers are "
+             "Each section reproduces one of the classic examples; the numbers are "
              "computed by this run."]
     if not have_png:
         parts.append("(matplotlib is not installed, so no figures were drawn: "

@@ -2,16 +2,16 @@
 
 The estimator is a short composition: kernel (``kpca.kernels``) -> centred
 operator (``kpca.operators``) -> top-k eigensolver (``kpca.solvers``) -> shared
-post-processing. The notation follows SPEC.md: ``mu_l`` are the eigenvalues of
-the centred Gram matrix ``K~`` (``eigenvalues_``), ``v_l`` its unit eigenvectors
-(``eigenvectors_``), ``alpha_l = v_l / sqrt(mu_l)`` the dual coefficients.
+post-processing. The notation is that of docs/math.md ("The eigenproblem"): ``mu_l``
+are the eigenvalues of the centred Gram matrix ``K~`` (``eigenvalues_``), ``v_l`` its
+unit eigenvectors (``eigenvectors_``), ``alpha_l = v_l / sqrt(mu_l)`` the dual
+coefficients.
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._memory import default_memory_limit, format_bytes, parse_memory
+from ._parallel import blas_threads, run_blocks
 from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamma
 from .operators import (
     Centering,
@@ -38,13 +39,16 @@ from .operators import (
 )
 from .preimage import PreimageMixin
 from .solvers import (
+    ARPACK_MAX_K,
     SOLVERS,
     EigenResult,
     choose_solver,
     eigsh_top,
     finalize,
+    krylov_basis_size,
     krylov_block_size,
     krylov_start,
+    nystrom_start,
     workspace_bytes,
 )
 
@@ -70,6 +74,10 @@ class _Plan:
     solver: str
     dtype: np.dtype
     budget: int
+    #: 'auto' chose the solver: an unconverged iterative solve falls back to dense
+    auto: bool = False
+    #: the whole n x n kernel matrix fits the budget (the dense solver is possible)
+    dense_fits: bool = True
 
 
 def _is_int(x: Any) -> bool:
@@ -119,10 +127,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
     eigen_solver : {'auto', 'dense', 'arpack', 'randomized', 'krylov'}, default='auto'
         'dense' is LAPACK on the full centred Gram matrix (top-k subset),
         'arpack' implicitly restarted Lanczos, 'randomized' randomized subspace
-        iteration, *kpca* 'krylov' restarted block Krylov (one pass over the
-        kernel matrix serves a block of vectors). 'auto' uses 'dense' when
-        ``n_samples <= 500`` or more than a fifth of the spectrum is wanted,
-        'krylov' otherwise. All solvers only see the centred-kernel operator.
+        iteration, *kpca* 'krylov' thick-restart block Lanczos (one pass over the
+        kernel matrix serves a block of vectors). 'auto' uses 'dense' when more
+        than a fifth of the spectrum is wanted or ``n_samples <= 2000`` ('arpack'
+        there for ``k < max(10, n_samples / 80)``), 'krylov' beyond or when the
+        kernel matrix does not fit ``memory_limit``; an iterative solve that has
+        not converged in the time a dense one would take falls back to 'dense'
+        (docs/math.md, "Choosing a solver"). All solvers only see the
+        centred-kernel operator.
     tol : float, default=0
         Convergence tolerance: arpack's relative accuracy (0: machine precision);
         for randomized and krylov the residual target ``||K~v - mu v|| / mu_1``
@@ -143,8 +155,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         Threads for the linear algebra (``None``: the libraries' default; ``-1``:
         all cores), and processes for a per-pair callable kernel.
     center : bool, default=True
-        *kpca*: centre in feature space (SPEC section 2). ``False`` gives
-        uncentred kernel PCA (eigenvectors of ``K`` itself).
+        *kpca*: centre in feature space (docs/math.md, "Centring in feature space").
+        ``False`` gives uncentred kernel PCA (eigenvectors of ``K`` itself).
     memory_limit : int, str or None, default=None
         *kpca*: bytes the kernel matrix may occupy, as a number or a string such as
         ``"2GB"``. ``None``: half of the memory available when ``fit`` starts.
@@ -171,7 +183,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         Unit eigenvectors ``v_l`` of the centred kernel matrix.
     explained_variance_ : ndarray of shape (n_components,)
         *kpca*: variance of the data along each component in feature space,
-        ``mu_l / n_samples`` (SPEC section 3; scikit-learn's PCA divides by n-1).
+        ``mu_l / n_samples`` (docs/math.md, "The eigenproblem"; scikit-learn's PCA
+        divides by n-1).
     explained_variance_ratio_ : ndarray of shape (n_components,)
         *kpca*: ``mu_l / trace(K~)``: the fraction of the total feature-space
         variance. Equals ``PCA().explained_variance_ratio_`` for the linear kernel.
@@ -341,9 +354,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
     def _threads(self):
         if self.n_jobs is None:
             return nullcontext()
-        from threadpoolctl import threadpool_limits
-
-        return threadpool_limits(limits=None if self.n_jobs < 0 else self.n_jobs)
+        return blas_threads(None if self.n_jobs < 0 else self.n_jobs)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -466,12 +477,17 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         nc = self.n_components
         fraction = float(nc) if _is_real(nc) and not _is_int(nc) else None
         k = self._n_requested(n)
-        solver = self.eigen_solver
-        if solver == "auto":
-            solver = choose_solver(n, 1 if fraction is not None else k)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit
-        return _Plan(n, k, fraction, solver, self._storage_dtype(X, n), budget)
+        dtype = self._storage_dtype(X, n)
+        dense_fits = self._is_precomputed() or n * n * dtype.itemsize <= budget
+        solver, auto = self.eigen_solver, self.eigen_solver == "auto"
+        if auto:
+            # a variance fraction needs an unknown number of components: dense where
+            # the whole spectrum is cheap, block Lanczos (growing k) beyond
+            solver = choose_solver(n, ARPACK_MAX_K if fraction is not None else k,
+                                   dense_fits=dense_fits)
+        return _Plan(n, k, fraction, solver, dtype, budget, auto, dense_fits)
 
     def _decompose(self, X, rng) -> tuple[EigenResult, float]:
         """kernel -> operator -> centring -> solver -> shared post-processing."""
@@ -514,13 +530,15 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         solver; tiled (stored or matrix-free under the memory budget) otherwise.
         """
         n, k = plan.n, plan.k
-        if getattr(self, "_distributed", False) and not (
-            self._is_precomputed() or plan.solver == "dense"
-        ):
+        in_process = self._is_precomputed() or plan.solver == "dense" or (
+            plan.solver == "arpack" and plan.dense_fits
+        )
+        if getattr(self, "_distributed", False) and not in_process:
             from .distributed import DaskKernelOperator
 
             return DaskKernelOperator(self.kernel_, X, dtype=plan.dtype)
-        if self._is_precomputed() or plan.solver == "dense":
+        if in_process:
+            # ARPACK's single-vector products are cheapest on one contiguous matrix
             need = n * n * plan.dtype.itemsize
             if need > plan.budget and not self._is_precomputed():
                 raise ValueError(
@@ -530,8 +548,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
                     "or raise memory_limit."
                 )
             return self._dense_operator(X, plan.dtype)
-        # the budget covers the solver's float64 workspace too, not only K
-        solver_bytes = workspace_bytes(plan.solver, n, k)
+        # the budget covers the solver's float64 workspace too, not only K; a pass
+        # over a fully stored K is cheap, so block Lanczos then takes narrow blocks
+        stored = n * n * plan.dtype.itemsize <= plan.budget - workspace_bytes(
+            plan.solver, n, k, cheap_pass=True)
+        solver_bytes = workspace_bytes(plan.solver, n, k, cheap_pass=stored)
         kernel_budget = plan.budget - solver_bytes
         if kernel_budget < solver_bytes // 4:
             raise ValueError(
@@ -540,10 +561,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
                 f"{solver_bytes + solver_bytes // 4} bytes."
             )
         # the construction pass (row sums for centring) also computes K @ Q0 for
-        # the block Krylov start, so the solver does not spend a pass on it
+        # the block Lanczos start, so the solver does not spend a pass on it
         probe = None
-        b = krylov_block_size(k)
-        if plan.solver == "krylov" and plan.fraction is None and b * 3 < n // 2:
+        b = krylov_block_size(k, cheap_pass=stored)
+        if (plan.solver == "krylov" and plan.fraction is None
+                and krylov_basis_size(k, b) < n // 2):
             probe = self._start_block(X, b, rng)
         return TiledKernelOperator(
             self.kernel_, X, dtype=plan.dtype, memory_limit=kernel_budget,
@@ -551,21 +573,21 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         )
 
     def _start_block(self, X, b: int, rng) -> np.ndarray | None:
-        """Start block of the block Krylov solver, shape (n, b), orthonormal, or None.
+        """Start block of the block Lanczos solver, shape (n, b), orthonormal, or None.
 
         Its product with ``K`` rides on the operator's construction pass.
 
-        For vector kernels, the top Nyström directions (``kpca.approx._start``):
-        the solver then needs one pass over ``K~`` fewer than from a random block.
+        For vector kernels, the top Nyström directions
+        (:func:`kpca.solvers.nystrom_start`): the solver then needs one pass over
+        ``K~`` fewer than from a random block.
         """
         if getattr(self.kernel_, "requires_vectors", True) and not self._is_precomputed():
-            from .approx._start import nystrom_start
-
             return nystrom_start(self.kernel_, X, b, center=self.center, random_state=rng)
         return krylov_start(X.shape[0], b, rng)
 
     def _center_operator(self, op: KernelOperator) -> tuple[KernelOperator, Centering]:
-        """Centre in feature space (SPEC section 2), or not (``center=False``).
+        """Centre in feature space (docs/math.md, "Centring in feature space"), or not
+        (``center=False``).
 
         Subclasses (robust KPCA) override this to centre on another point of
         feature space and/or rescale rows; they return the operator to
@@ -582,6 +604,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             max_iter=self.max_iter,
             iterated_power=self.iterated_power,
             random_state=rng,
+            fallback=plan.auto and plan.dense_fits,
         )
         start = op.initial_block() if hasattr(op, "initial_block") else None
         if start is not None:
@@ -716,10 +739,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
                 for start in starts:
                     work(start)
         else:
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
-                list(pool.map(work, starts))
+            run_blocks(work, starts, workers)
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):

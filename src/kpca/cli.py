@@ -182,6 +182,28 @@ def _number(text: str) -> int | float:
     return int(value) if integral else value
 
 
+def _nonnegative(text: str) -> float:
+    """``--tol``: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value >= 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0; got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    """``--max-iter``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {text!r}")
+    return value
+
+
 def _common(verbose_default: Any) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument(
@@ -249,8 +271,21 @@ def _add_model_options(p: argparse.ArgumentParser, *, save_required: bool) -> No
         "(default: 2)",
     )
     g.add_argument(
-        "--solver", default="auto", choices=["auto", "dense", "arpack", "randomized", "krylov"],
-        help="eigensolver (default: auto)",
+        "--eigen-solver", "--solver", dest="solver", default="auto",
+        choices=["auto", "dense", "arpack", "randomized", "krylov"],
+        help="eigensolver (default: auto: dense, ARPACK or block Lanczos by problem size, "
+        "falling back to dense when an iterative solve does not converge)",
+    )
+    g.add_argument(
+        "--tol", type=_nonnegative, default=None, metavar="TOL",
+        help="convergence tolerance: the residual target of krylov and randomized, relative "
+        "to the largest eigenvalue, ARPACK's relative accuracy (default: 0, meaning 1e-8 "
+        "in float64, 1e-5 in float32, machine precision for ARPACK)",
+    )
+    g.add_argument(
+        "--max-iter", type=_positive_int, default=None, metavar="N",
+        help="most kernel passes (krylov, randomized) or ARPACK iterations (default: the "
+        "solver's own, 300 passes for krylov)",
     )
     g.add_argument(
         "--memory-limit", default=None, metavar="BYTES",
@@ -420,7 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "demo", parents=[common], help="the classic kernel PCA examples, with figures",
-        description="Run the examples of the seed material — circles and moons with four "
+        description="Run the classic kernel PCA examples — circles and moons with four "
         "kernels, Schölkopf's toy contours, reconstruction, the digits error table, "
         "denoising, stylometry, dual PCA — and write their figures (PNG), tables and a "
         "report (report.md) into a folder. About 10 s on an idle 2-core machine (several "
@@ -451,8 +486,9 @@ def _make_estimator(args: argparse.Namespace) -> KernelPCA:
         n_jobs=args.n_jobs,
         fit_inverse_transform=args.fit_inverse_transform,
     )
-    if args.alpha is not None:
-        params["alpha"] = args.alpha
+    for name in ("alpha", "tol", "max_iter"):
+        if getattr(args, name) is not None:  # not given: the estimator's default
+            params[name] = getattr(args, name)
     if args.kernel_params is not None:
         params["kernel_params"] = args.kernel_params
     if args.kernel is not None:

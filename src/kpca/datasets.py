@@ -1,8 +1,8 @@
 """Small synthetic data sets for examples and the ``kpca demo`` command.
 
 The point clouds are scikit-learn's (:func:`sklearn.datasets.make_circles`,
-:func:`sklearn.datasets.make_moons`) with the settings of the examples in
-SPEC section 8 as defaults, Schölkopf's three clusters
+:func:`sklearn.datasets.make_moons`) with the settings of the classic examples
+(docs/math.md, "The classic examples") as defaults, Schölkopf's three clusters
 (:func:`three_clusters`), and a synthetic text corpus of two authors for the
 stylometry example (:func:`two_authors_corpus`).
 """
@@ -128,7 +128,7 @@ def two_authors_corpus(
     differ between the authors (author A prefers *of, which, upon, whilst,
     shall*; author B *but, very, that, so, just, it*). Stylometry on the
     relative frequencies of the most used words separates the authors, as in
-    the seed material (SPEC section 8).
+    the classic example (docs/math.md, "The classic examples").
 
     Parameters
     ----------

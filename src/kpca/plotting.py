@@ -267,7 +267,7 @@ def plot_contours(
 
     For each component ``l`` the function ``y_l(x) = sum_i alpha_li k~(x, x_i)``
     (the feature-space projection of a point ``x`` of the plane on the l-th
-    principal direction, SPEC section 3) is evaluated on a grid with
+    principal direction; docs/math.md, "The eigenproblem") is evaluated on a grid with
     ``model.transform`` and drawn as contour lines, with the training points on
     top — the figures of Schölkopf, Smola & Müller (1998). A component with a
     zero eigenvalue (e.g. components 3, 4, ... of linear PCA on 2-D data) has no
@@ -513,7 +513,8 @@ def plot_outlier_map(
 
     The score distance of a point is its (kernelised) Mahalanobis distance
     within the retained subspace, the orthogonal distance its distance to the
-    subspace (feature-space reconstruction error, SPEC section 5). Points to the
+    subspace (feature-space reconstruction error; docs/math.md, "Robust KPCA and
+    diagnostics"). Points to the
     right of ``score_cutoff`` are leverage points; above ``orthogonal_cutoff``
     orthogonal outliers; both: bad leverage points.
 

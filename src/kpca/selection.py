@@ -8,7 +8,8 @@ data its model did not see):
   :class:`sklearn.model_selection.GridSearchCV`;
 * **unsupervised** (no labels): the input-space reconstruction error of the
   held-out rows, ``mean ||x - z*(x)||^2`` over the test folds, where ``z*`` is a
-  pre-image of the projection of ``x`` on the first components (SPEC section 4):
+  pre-image of the projection of ``x`` on the first components (docs/math.md,
+  "Pre-images and denoising"):
   the learned ridge pre-image (``fit_inverse_transform=True``), and the other
   pre-image methods when the estimator offers them
   (``inverse_transform(Y, method=...)``).

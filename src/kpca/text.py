@@ -1,4 +1,4 @@
-"""Text pipelines: stylometry with kernel PCA (SPEC section 8).
+"""Text pipelines: stylometry with kernel PCA (docs/math.md, "The classic examples").
 
 Stylometry describes each chunk of text (a chapter) by the relative
 frequencies of the ``N`` most used words of the corpus (mostly function words:

@@ -24,7 +24,8 @@ def _align(A, B):
 
 def _explicit_nystrom(kernel, X, Z, T, k):
     """Nyström KPCA by the textbook route: form K^ = K_nm K_mm^+ K_mn, centre it with
-    H (SPEC section 2), eigh, project new rows with the training-mean centring."""
+    H (docs/math.md, "Centring in feature space"), eigh, project new rows with the
+    training-mean centring."""
     n = X.shape[0]
     Knm = kernel.block(X, Z)
     Kmm_pinv = np.linalg.pinv(kernel.block(Z), rcond=1e-10, hermitian=True)

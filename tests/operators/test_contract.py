@@ -113,7 +113,8 @@ def test_centring_of_new_rows_uses_training_mean(backend, gram, request):
     Kt = kernel.block(T, X)
     one_n = np.ones((n, n)) / n
     one_mn = np.ones((m, n)) / n
-    ref = Kt - one_mn @ K - Kt @ one_n + one_mn @ K @ one_n  # SPEC section 2
+    # (docs/math.md, "Centring in feature space")
+    ref = Kt - one_mn @ K - Kt @ one_n + one_mn @ K @ one_n
     np.testing.assert_allclose(c.center_block(Kt), ref, atol=1e-10)
     A = np.random.default_rng(2).normal(size=(n, 3))
     np.testing.assert_allclose(c.project(Kt, A), ref @ A, atol=1e-10)

@@ -1,8 +1,8 @@
 """Independent reference implementations for the pre-image tests.
 
 Everything here is plain NumPy on full matrices, written from the formulas of
-SPEC.md section 4 without any kpca code: the KPCA itself (eigh of H K H), the
-expansion coefficients gamma, and per-point pre-image loops.
+(docs/math.md, "Pre-images and denoising") without any kpca code: the KPCA itself
+(eigh of H K H), the expansion coefficients gamma, and per-point pre-image loops.
 """
 
 from __future__ import annotations

@@ -151,7 +151,8 @@ def test_default_gamma_is_one_per_variable_term():
 
 
 def test_defaults_find_the_structured_variables_of_the_seed_example():
-    # SPEC section 6 example: (x1, x2) two nested circles, x3..x10 ~ N(0, 3.5^2)
+    # The ANOVA KPCA example (docs/math.md, "ANOVA KPCA"; docs/robust.md):
+    # (x1, x2) two nested circles, x3..x10 ~ N(0, 3.5^2)
     X2, _ = make_circles(300, factor=0.3, noise=0.05, random_state=1)
     X = np.hstack([X2, np.random.RandomState(1).normal(0, 3.5, (300, 8))])
     beta = AnovaKernelPCA(2, random_state=0).fit(X).beta_

@@ -1,5 +1,6 @@
-"""Approximate kernel PCA for large ``n`` (SPEC section 7): Nyström and random
-Fourier features, both PCA on an explicit feature map streamed over row blocks."""
+"""Approximate kernel PCA for large ``n``: Nyström and random Fourier features, both
+PCA on an explicit feature map streamed over row blocks (docs/math.md, "Large n:
+Nyström and random features")."""
 
 from ._base import FeatureKernelPCA
 from ._feature_pca import FeaturePCA, FeatureStats, accumulate, solve

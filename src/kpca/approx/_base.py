@@ -193,7 +193,10 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     # ------------------------------------------------------------------ transforming
     def transform(self, X):
-        """Project X: ``y(t) = (phi(t) - mean phi) U``, training mean (SPEC section 2).
+        """Project X: ``y(t) = (phi(t) - mean phi) U``, with the training mean.
+
+        See docs/math.md, "Centring in feature space" and "Large n: Nyström and
+        random features".
 
         Parameters
         ----------

@@ -1,4 +1,5 @@
-"""The streamed engine shared by the approximate estimators (SPEC section 7).
+"""The streamed engine shared by the approximate estimators (docs/math.md, "Large n:
+Nyström and random features").
 
 Both Nyström and random-feature kernel PCA are ordinary PCA on an explicit,
 finite feature map ``phi(x) = f(x) @ W``:
@@ -35,11 +36,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+
+from .._parallel import run_blocks
 
 logger = logging.getLogger("kpca")
 
@@ -126,8 +128,6 @@ def accumulate(
     -------
     FeatureStats
     """
-    from threadpoolctl import threadpool_limits
-
     from ..operators import n_threads
 
     starts = range(0, X.shape[0], rows)
@@ -139,10 +139,9 @@ def accumulate(
             stats = stats + FeatureStats.of_block(raw(X[start : start + rows]), shift)
         return stats
 
-    if T <= 1:
-        return work(0) if T == 1 else FeatureStats.zeros(shift.shape[0])
-    with threadpool_limits(limits=1), ThreadPoolExecutor(T) as pool:
-        parts = list(pool.map(work, range(T)))
+    if T < 1:
+        return FeatureStats.zeros(shift.shape[0])
+    parts = run_blocks(work, range(T), T)
     total = parts[0]
     for part in parts[1:]:
         total = total + part
@@ -154,18 +153,11 @@ def map_rows(func: Callable[[int, int], None], n: int, rows: int,
     """Call ``func(start, stop)`` for every block of ``rows`` rows of ``range(n)``, on
     ``n_jobs`` threads (BLAS limited to one thread each). ``func`` writes its own
     output slice."""
-    from threadpoolctl import threadpool_limits
-
     from ..operators import n_threads
 
     starts = range(0, n, rows)
     T = min(n_threads(n_jobs), len(starts))
-    if T <= 1:
-        for start in starts:
-            func(start, min(n, start + rows))
-        return
-    with threadpool_limits(limits=1), ThreadPoolExecutor(T) as pool:
-        list(pool.map(lambda s: func(s, min(n, s + rows)), starts))
+    run_blocks(lambda s: func(s, min(n, s + rows)), starts, T)
 
 
 @dataclass(frozen=True)

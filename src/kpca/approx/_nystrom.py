@@ -1,4 +1,4 @@
-"""Nyström kernel PCA (SPEC section 7)."""
+"""Nyström kernel PCA (docs/math.md, "Large n: Nyström and random features")."""
 
 from __future__ import annotations
 
@@ -49,9 +49,10 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
     eigendecomposition of ``K_mm`` that drops eigenvalues below ``rcond`` times
     the largest. Centring subtracts the TRAINING mean of ``phi`` (for the fit
     and for new rows), which is exactly kernel PCA of the Nyström kernel matrix
-    centred as in SPEC section 2. One pass over row blocks accumulates the mean
-    and the ``m x m`` covariance (float64); the fit costs ``O(n m (d + m))``
-    time and ``O(m^2 + block)`` memory, ``transform`` ``O(m (d + k))`` per row.
+    centred as in docs/math.md, "Centring in feature space". One pass over row
+    blocks accumulates the mean and the ``m x m`` covariance (float64); the fit
+    costs ``O(n m (d + m))`` time and ``O(m^2 + block)`` memory, ``transform``
+    ``O(m (d + k))`` per row.
 
     Pre-images (rbf, poly and linear kernels): :meth:`inverse_transform` and
     :meth:`denoise` invert ``P phi(t)`` expanded over the landmarks (fixed point or

@@ -1,4 +1,4 @@
-"""Random Fourier feature kernel PCA (SPEC section 7)."""
+"""Random Fourier feature kernel PCA (docs/math.md, "Large n: Nyström and random features")."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     ``W`` drawn from the kernel's spectral density: ``N(0, 2 gamma I)`` for the RBF
     kernel ``exp(-gamma ||x - y||^2)``, i.i.d. Cauchy with scale ``gamma`` for the
     Laplacian kernel ``exp(-gamma ||x - y||_1)``; ``E[z(x).z(y)] = k(x, y)``. Then
-    PCA of ``z`` centred with the TRAINING mean (SPEC section 2), accumulated in
+    PCA of ``z`` centred with the TRAINING mean (docs/math.md, "Centring in feature
+    space"), accumulated in
     one streamed pass (float64 ``D x D`` covariance): ``O(n D (d + D))`` time,
     ``O(D^2 + block)`` memory.
 

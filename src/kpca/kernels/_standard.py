@@ -1,4 +1,4 @@
-"""The standard kernels of SPEC section 1, vectorised over blocks."""
+"""The standard kernels (docs/math.md, "Kernels"), vectorised over blocks."""
 
 from __future__ import annotations
 
@@ -240,7 +240,7 @@ class Anova(_GammaMixin, Kernel):
     gamma : float, None, 'scale' or 'median'
     beta : array-like of shape (n_features,), default=None
         Non-negative weight of each input variable; ``None`` means equal weights
-        of unit Euclidean norm, ``1 / sqrt(n_features)`` (SPEC section 6).
+        of unit Euclidean norm, ``1 / sqrt(n_features)`` (docs/math.md, "ANOVA KPCA").
     """
 
     name = "anova"

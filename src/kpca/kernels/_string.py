@@ -1,4 +1,4 @@
-"""String kernels: the p-spectrum (substring) kernel of SPEC section 1.
+"""String kernels: the p-spectrum (substring) kernel (docs/math.md, "Kernels").
 
 The p-spectrum kernel of two strings counts their common substrings of length
 ``p`` (p-grams):

@@ -1,4 +1,5 @@
-"""Centring in feature space (SPEC section 2), as a wrapper around any operator.
+"""Centring in feature space (docs/math.md, "Centring in feature space"), as a wrapper
+around any operator.
 
 With ``r = K 1 / n`` (row means of the training Gram matrix) and ``g = mean(r)``:
 
@@ -8,10 +9,11 @@ With ``r = K 1 / n`` (row means of the training Gram matrix) and ``g = mean(r)``
 
 Only ``r`` and ``g`` are stored; ``K~`` is never copied.
 
-Generalisation (robust KPCA, SPEC section 5). The centre may be any weighted mean
-``theta = sum_i g_i phi(x_i)`` (``sum g = 1``; ``weights=None`` is ``g = 1/n``), and
-the training rows may be rescaled by ``s`` (``scale``). With ``m = K g`` (stored
-as ``row_means``) and ``c = g^T K g`` (stored as ``grand_mean``):
+Generalisation (robust KPCA: docs/math.md, "Robust KPCA and diagnostics"). The
+centre may be any weighted mean ``theta = sum_i g_i phi(x_i)`` (``sum g = 1``;
+``weights=None`` is ``g = 1/n``), and the training rows may be rescaled by ``s``
+(``scale``). With ``m = K g`` (stored as ``row_means``) and ``c = g^T K g`` (stored
+as ``grand_mean``):
 
 * training operator: ``K* = S (K - 1 m^T - m 1^T + c 1 1^T) S``, ``S = diag(s)``;
   ``K*_ij = <s_i (phi_i - theta), s_j (phi_j - theta)>``;

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .._parallel import run_blocks
 from ..kernels import Kernel
 
 #: target bytes of one row block: small enough to stay in cache while the
@@ -67,13 +66,7 @@ def gram_matrix(
         sums[start:stop] = blk.sum(axis=1)
 
     starts = range(0, n, rows)
-    workers = n_threads(n_jobs) if len(starts) > 1 else 1
-    if workers == 1:
-        for s in starts:
-            work(s)
-    else:
-        with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
-            list(pool.map(work, starts))
+    run_blocks(work, starts, n_threads(n_jobs))
     return K, sums / n
 
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .._parallel import run_blocks
 from ..kernels import Kernel
 from ._base import KernelOperator
 from ._centering import Centering
@@ -253,10 +252,7 @@ class TiledKernelOperator(KernelOperator):
 
     def _parallel(self, fn, items: list) -> list:
         """``[fn(x) for x in items]`` on the worker threads (BLAS limited to one each)."""
-        if self.workers == 1 or len(items) <= 1:
-            return [fn(x) for x in items]
-        with threadpool_limits(limits=1), ThreadPoolExecutor(self.workers) as pool:
-            return list(pool.map(fn, items))
+        return run_blocks(fn, items, self.workers)
 
     def to_dense(self):
         n = self.n

@@ -1,10 +1,10 @@
 """The fitted KPCA subspace as pre-image algorithms see it, and their result type.
 
-Notation of SPEC.md: training objects ``x_1..x_n``, centred feature map
-``phi~(x) = phi(x) - phi_bar`` with ``phi_bar`` the training mean of ``phi``,
-dual coefficients ``A = [alpha_1 .. alpha_k]`` (``alpha_l = v_l / sqrt(mu_l)``), so
-the unit directions are ``f_l = sum_i alpha_li phi~(x_i)``; training scores
-``S = [y_l(x_j)] = V sqrt(mu)``.
+Notation of docs/math.md ("The eigenproblem", "Pre-images and denoising"): training
+objects ``x_1..x_n``, centred feature map ``phi~(x) = phi(x) - phi_bar`` with
+``phi_bar`` the training mean of ``phi``, dual coefficients
+``A = [alpha_1 .. alpha_k]`` (``alpha_l = v_l / sqrt(mu_l)``), so the unit directions
+are ``f_l = sum_i alpha_li phi~(x_i)``; training scores ``S = [y_l(x_j)] = V sqrt(mu)``.
 
 For scores ``y`` (one row of ``Y``) the point of feature space to invert is
 

@@ -1,4 +1,6 @@
-"""Robust kernel PCA, outlier and influence diagnostics, ANOVA KPCA (SPEC sections 5-6).
+"""Robust kernel PCA, outlier and influence diagnostics, ANOVA KPCA.
+
+See docs/math.md, "Robust KPCA and diagnostics" and "ANOVA KPCA".
 
 Estimators (drop-in :class:`kpca.KernelPCA` subclasses):
 

@@ -1,4 +1,4 @@
-"""ANOVA KPCA: which input variables matter (SPEC section 6)."""
+"""ANOVA KPCA: which input variables matter (docs/math.md, "ANOVA KPCA")."""
 
 from __future__ import annotations
 

@@ -59,7 +59,8 @@ def kernel_norm_floor(diag_k: np.ndarray, dtype) -> float:
 def spatial_median(
     op: KernelOperator, diag_k: np.ndarray, *, tol: float, max_iter: int, floor: float
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, int, bool]:
-    """Kernel spatial median by Weiszfeld's iteration (SPEC section 5).
+    """Kernel spatial median by Weiszfeld's iteration (docs/math.md, "Robust KPCA and
+    diagnostics").
 
     ``theta = sum_i g_i phi(x_i)``, ``g = w / sum(w)``, ``w_i = 1 / ||phi(x_i) - theta||``,
     with ``||phi(x_i) - theta||^2 = K_ii - 2 (K g)_i + g^T K g``. Stops when the

@@ -1,4 +1,5 @@
-"""Outlier and influence diagnostics for any fitted KPCA model (SPEC section 5).
+"""Outlier and influence diagnostics for any fitted KPCA model (docs/math.md, "Robust
+KPCA and diagnostics").
 
 Every function takes a fitted :class:`kpca.KernelPCA` or one of its
 subclasses (:class:`kpca.SphericalKernelPCA`, :class:`kpca.WeightedKernelPCA`,

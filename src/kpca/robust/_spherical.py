@@ -14,7 +14,7 @@ from ._base import RobustKernelPCA, spatial_median
 
 
 class SphericalKernelPCA(RobustKernelPCA):
-    """Spherical kernel PCA (SPEC section 5).
+    """Spherical kernel PCA (docs/math.md, "Robust KPCA and diagnostics").
 
     The centre is the kernel spatial median ``theta = sum_i g_i phi(x_i)``
     (Weiszfeld's iteration in feature space); the components are those of the

@@ -56,7 +56,9 @@ def campbell_weights(d: np.ndarray, k: int, b1: float = 2.0, b2: float = 1.25) -
 
 
 class WeightedKernelPCA(RobustKernelPCA):
-    """Weighted kernel PCA: KPCA with Campbell's robust weighted covariance (SPEC section 5).
+    """Weighted kernel PCA: KPCA with Campbell's robust weighted covariance.
+
+    See docs/math.md, "Robust KPCA and diagnostics".
 
     Iterates, from initial weights ``w``:
 
@@ -102,8 +104,9 @@ class WeightedKernelPCA(RobustKernelPCA):
     b1, b2 : float, default=2, 1.25
         Campbell's constants.
     distance : {'full', 'score'}, default='full'
-        'score': the kernelised Mahalanobis distance inside the subspace (SPEC
-        section 5 literally); 'full': plus the scaled orthogonal distance (see above).
+        'score': the kernelised Mahalanobis distance inside the subspace alone;
+        'full': plus the scaled orthogonal distance (see above; docs/math.md,
+        "Robust KPCA and diagnostics").
     init : {'spherical', 'uniform'}, default='spherical'
         Start of the iteration. 'uniform': all weights 1 (standard KPCA), which a
         large fraction of outliers can mask. 'spherical': distances from the

@@ -6,12 +6,25 @@ post-processing step they share (order, signs, zero/negative eigenvalues).
 
 from __future__ import annotations
 
+import logging
+
+import numpy as np
+
 from ..operators import KernelOperator
-from ._arpack import arpack_eigsh
+from ._arpack import ArpackNoConvergence, arpack_eigsh
 from ._dense import dense_eigsh
-from ._krylov import krylov_block_size, krylov_eigsh, krylov_start
+from ._krylov import (
+    krylov_basis_size,
+    krylov_block_size,
+    krylov_eigsh,
+    krylov_start,
+    krylov_workspace_columns,
+)
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
+from ._start import nystrom_start
+
+logger = logging.getLogger("kpca")
 
 SOLVERS = {
     "dense": dense_eigsh,
@@ -21,34 +34,72 @@ SOLVERS = {
 }
 
 
-def choose_solver(n: int, k: int) -> str:
-    """The ``'auto'`` rule: a full LAPACK solve when it is cheap or most of the
-    spectrum is wanted, block Krylov otherwise (each pass over the kernel matrix
-    serves a whole block of vectors)."""
-    if n <= 500 or k >= n / 5:
+#: 'auto' uses LAPACK's dense subset solver up to this many rows (it takes ~0.1 s at
+#: n = 1,500, where a restarted block method is no faster, and 0.4 s at 2,500, where
+#: block Lanczos and ARPACK take 0.05-0.6 s), and block Lanczos beyond
+#: (docs/benchmarks.md, "Choosing a solver")
+DENSE_MAX_ROWS = 2000
+#: ... and within that range ARPACK on the stored matrix for k < max(ARPACK_MAX_K,
+#: n / ARPACK_ROWS_PER_K): ARPACK needs ~5k products of ~8e-10 n^2 s each (reading K),
+#: against ~5e-11 n^3 s for the dense solve, so it wins for k below ~n / 80
+ARPACK_MAX_K = 10
+ARPACK_ROWS_PER_K = 80
+#: seconds per n^3 of LAPACK's subset eigensolver on this project's machine
+#: (measured 1.7-2.3 s at n = 3,594); the 'auto' fallback's time budget
+DENSE_SECONDS_PER_N3 = 5e-11
+
+
+def choose_solver(n: int, k: int, *, dense_fits: bool = True) -> str:
+    """The ``'auto'`` rule (see docs/benchmarks.md for the measurements behind it).
+
+    - ``'dense'`` when more than a fifth of the spectrum is wanted, or ``n`` is at
+      most :data:`DENSE_MAX_ROWS` and ``k >= max(10, n / 80)``: LAPACK's subset
+      solver is then as fast as any iterative one, and exact;
+    - ``'arpack'`` on the stored matrix for fewer components of a small problem
+      (single-vector Lanczos needs the fewest products, and a product is cheap);
+    - ``'krylov'`` (thick-restart block Lanczos) otherwise, and whenever the whole
+      matrix does not fit the memory budget (``dense_fits=False``).
+
+    With ``'auto'``, an unconverged block Lanczos run falls back to the dense solver
+    when the matrix fits (see :func:`dense_seconds`).
+    """
+    if not dense_fits:
+        return "krylov"
+    if k >= n / 5 or n <= 200:
         return "dense"
+    if n <= DENSE_MAX_ROWS:
+        return "arpack" if k < max(ARPACK_MAX_K, n / ARPACK_ROWS_PER_K) else "dense"
     return "krylov"
 
 
-def workspace_bytes(solver: str, n: int, k: int) -> int:
-    """Bytes a solver needs besides the stored kernel (measured, with margin).
+def dense_seconds(n: int) -> float:
+    """Estimated seconds of a dense top-k solve at size ``n`` (the time budget that
+    ``'auto'`` gives an iterative solver before falling back to it)."""
+    return max(0.2, DENSE_SECONDS_PER_N3 * float(n) ** 3)
 
-    Block Krylov: its float64 basis and images (2 x depth x b columns), Ritz
-    vectors and Gram-Schmidt temporaries (~4 b columns), and the buffers of one
-    operator pass (start block, per-thread accumulators, casts: ~8 b columns):
-    about 180 bytes per row and block column in all.
+
+def workspace_bytes(solver: str, n: int, k: int, *, cheap_pass: bool = False) -> int:
+    """Bytes a solver needs besides the stored kernel (with margin).
+
+    Block Lanczos: its float64 basis, Ritz vectors and temporaries
+    (:func:`krylov_workspace_columns`), LAPACK's QR workspace, and the buffers of
+    one operator pass (the block cast to the storage dtype, one float64 accumulator
+    per thread and their sum): ~8 blocks in all (measured with tracemalloc).
     """
     if solver == "krylov":
-        b = krylov_block_size(k)
-        return 180 * n * b
+        b = krylov_block_size(k, cheap_pass)
+        return 8 * n * (krylov_workspace_columns(k, b) + 8 * b)
     if solver == "randomized":
         return 4 * n * (k + 10) * 8
     if solver == "arpack":
-        return n * (2 * k + 1) * 8 * 2
+        return n * (3 * k + 1) * 8 * 2
     return 0
 
 
-def eigsh_top(op: KernelOperator, k: int, *, solver: str = "auto", **options) -> EigenResult:
+def eigsh_top(
+    op: KernelOperator, k: int, *, solver: str = "auto", fallback: bool | None = None,
+    **options,
+) -> EigenResult:
     """Top-``k`` eigenpairs of ``op`` with the named solver (raw, before :func:`finalize`).
 
     Parameters
@@ -56,11 +107,19 @@ def eigsh_top(op: KernelOperator, k: int, *, solver: str = "auto", **options) ->
     op : KernelOperator
     k : int
         Number of pairs, ``1 <= k <= n``.
-    solver : {'auto', 'dense', 'arpack', 'randomized'}
+    solver : {'auto', 'dense', 'arpack', 'randomized', 'krylov'}
+        'auto' applies :func:`choose_solver`.
+    fallback : bool, default=None
+        Fall back to the dense solver when an iterative one has not converged; block
+        Lanczos then gets the time a dense solve would take (:func:`dense_seconds`),
+        and ARPACK's non-convergence is not an error. Default: True for 'auto'. Only
+        for operators whose dense matrix fits in memory.
     **options
-        ``tol``, ``max_iter``, ``iterated_power``, ``random_state``: read by the
-        solvers that use them.
+        ``tol``, ``max_iter``, ``iterated_power``, ``random_state``, ``start``:
+        read by the solvers that use them.
     """
+    if fallback is None:
+        fallback = solver == "auto"
     if solver == "auto":
         solver = choose_solver(op.n, k)
     try:
@@ -69,21 +128,44 @@ def eigsh_top(op: KernelOperator, k: int, *, solver: str = "auto", **options) ->
         raise ValueError(
             f"eigen_solver must be one of {['auto', *SOLVERS]}; got {solver!r}."
         ) from None
-    return fn(op, k, **options)
+    if not fallback or solver == "dense":
+        return fn(op, k, **options)
+    if solver == "krylov" and options.get("time_limit") is None:
+        options["time_limit"] = dense_seconds(op.n)
+    try:
+        result = fn(op, k, **options)
+    except ArpackNoConvergence as exc:
+        logger.info("%s; falling back to the dense solver", exc)
+        return dense_eigsh(op, k)
+    if result.converged:
+        return result
+    logger.info(
+        "%s stopped after %d operator columns (residuals up to %.1e); falling back to "
+        "the dense solver", solver, result.n_matvec,
+        np.max(result.residuals) if result.residuals is not None else float("nan"),
+    )
+    return dense_eigsh(op, k)
 
 
 __all__ = [
+    "ARPACK_MAX_K",
+    "ARPACK_ROWS_PER_K",
+    "DENSE_MAX_ROWS",
     "SOLVERS",
     "EigenResult",
     "arpack_eigsh",
     "choose_solver",
+    "dense_seconds",
     "default_rtol",
+    "krylov_basis_size",
     "krylov_block_size",
     "krylov_eigsh",
     "krylov_start",
+    "krylov_workspace_columns",
     "dense_eigsh",
     "eigsh_top",
     "finalize",
+    "nystrom_start",
     "randomized_eigsh",
     "workspace_bytes",
     "relative_residuals",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+from scipy.sparse.linalg import ArpackNoConvergence as _ScipyNoConvergence
+from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 
 from ..operators import KernelOperator
@@ -13,6 +14,10 @@ from ._dense import dense_eigsh
 from ._result import EigenResult, relative_residuals
 
 logger = logging.getLogger("kpca")
+
+
+class ArpackNoConvergence(ValueError):
+    """ARPACK stopped at ``max_iter`` before every wanted pair converged."""
 
 
 class _Counting:
@@ -61,8 +66,8 @@ def arpack_eigsh(
     try:
         w, V = eigsh(lin, k, which="LA", tol=tol, maxiter=max_iter, v0=v0.astype(op.dtype))
         converged = True
-    except ArpackNoConvergence as exc:
-        raise ValueError(
+    except _ScipyNoConvergence as exc:
+        raise ArpackNoConvergence(
             f"ARPACK did not converge in max_iter={max_iter} iterations "
             f"({len(exc.eigenvalues)} of {k} eigenpairs converged); raise max_iter or tol, "
             "or use eigen_solver='dense'."

@@ -1,12 +1,19 @@
-"""Block Krylov eigensolver with thick restarts (kpca's own, ``eigen_solver='krylov'``).
+"""Thick-restart block Lanczos eigensolver (kpca's own, ``eigen_solver='krylov'``).
 
 Why a block method: a pass over the kernel matrix (stored or recomputed) is the
-dominant cost, and applying it to a block of ``b`` vectors costs little more than
-to one. Each cycle grows an orthonormal block Krylov basis
-``[Q0, K Q0, K^2 Q0, ...]`` (``depth`` blocks, full re-orthogonalisation), extracts
-Ritz pairs by Rayleigh-Ritz after every pass (stopping as soon as the residual
-test is met), and restarts from the best ``b`` Ritz vectors, whose images ``K V``
-are already known (no extra pass).
+dominant cost at large ``n``, and applying it to a block of ``b`` vectors costs
+little more than to one. Why Lanczos with a deep basis and thick restarts
+(docs/math.md, "The eigenproblem"): convergence is governed by the dimension of
+the search space, not by the block alone. A basis of only ``k + 20`` vectors
+converges like subspace iteration, at the rate ``mu_{b+1} / mu_k`` per pass,
+which is close to 1 on the slowly decaying, clustered spectra of real kernels
+(measured on digits, RBF: 300 passes without converging). Here the basis grows
+block by block to ``max_basis`` columns; the projected matrix ``T = Q^T K Q`` is
+assembled from the Gram-Schmidt coefficients, so Rayleigh-Ritz after every pass
+costs no pass; the residual of every Ritz pair comes for free from the last
+block's coupling (``||K v - theta v|| = ||R_{j+1} y_j||``); when the basis is
+full it restarts from its best ``keep`` Ritz vectors plus the newest block, which
+loses none of the information that matters for the wanted pairs.
 
 Precision: the basis, the projections and the Rayleigh-Ritz problem are float64;
 only the operator product runs in the operator's dtype (float32 storage is fine).
@@ -15,12 +22,13 @@ only the operator product runs in the operator's dtype (float32 storage is fine)
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 
+from .._parallel import blas_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
 from ._randomized import default_rtol
@@ -28,17 +36,49 @@ from ._result import EigenResult
 
 logger = logging.getLogger("kpca")
 
+#: blocks in a full basis (measured on digits RBF and synthetic spectra, n = 1,500-
+#: 3,594: 6 blocks need 1.2-2x fewer passes than 4, and 2-5x fewer than 3)
+DEFAULT_DEPTH = 6
 
-def krylov_block_size(k: int) -> int:
-    """Default block: ``k + 20`` columns rounded to the nearest multiple of 8 (32 for k = 10).
 
-    A pass costs about the same for 10 or 40 columns, and a wider block needs fewer
-    passes. The multiple of 8 matters: OpenBLAS's single-precision kernels work on
-    column panels of 8 or 16, and a 32-column product with a tile runs ~25 % faster
-    per column than a 30- or 31-column one (measured on this project's 2-core
-    x86-64 machine).
+def krylov_block_size(k: int, cheap_pass: bool = False) -> int:
+    """Default block: ``k + 20`` columns rounded to a multiple of 8 (32 for k = 10),
+    at most 32 when a pass is cheap.
+
+    When a pass recomputes kernel tiles (matrix-free), it costs about the same for
+    10 or 150 columns, and a wider block needs fewer passes. When ``K`` is stored, a
+    pass is one product with it and the solver's own algebra (``O(n m b)`` per pass
+    for a basis of ``m`` columns) dominates: narrow blocks in a deep basis converge
+    at the least cost (measured on digits, n = 3,594, k = 128: 32 columns 4x faster
+    than 152). The multiple of 8 matters: OpenBLAS's single-precision kernels work
+    on column panels of 8 or 16, and a 32-column product with a tile runs ~25 %
+    faster per column than a 30- or 31-column one (measured on this project's
+    2-core x86-64 machine).
     """
-    return 8 * ((k + 24) // 8)
+    b = 8 * ((k + 24) // 8)
+    return min(b, 32) if cheap_pass else b
+
+
+def krylov_basis_size(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
+    """Columns of a full basis: ``depth`` blocks, at least three times the wanted
+    pairs plus a block (the search space ARPACK's ``ncv = 2k + 1`` would give, with
+    room for a block method's slower growth), and room for ``k`` kept Ritz vectors
+    plus two new blocks."""
+    return max(depth * b, 3 * k + b, k + 2 * b)
+
+
+def krylov_workspace_columns(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
+    """float64 columns of length ``n`` the solver holds at its peak: the basis, the
+    restart's Ritz vectors, the newest image, its Gram-Schmidt copy and new block,
+    and the returned vectors."""
+    mmax = krylov_basis_size(k, b, depth)
+    return mmax + _keep(k, b, mmax) + 3 * b + k
+
+
+def _keep(k: int, b: int, mmax: int) -> int:
+    """Ritz vectors kept at a restart: the ``k`` wanted and half the rest of the
+    room, so the next cycle still adds at least one block."""
+    return min(mmax - b, k + max(0, (mmax - b - k) // 2))
 
 
 def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
@@ -55,116 +95,139 @@ def krylov_eigsh(
     max_iter: int | None = None,
     random_state=None,
     block_size: int | None = None,
-    depth: int = 3,
+    depth: int = DEFAULT_DEPTH,
     callback=None,
     start: tuple[np.ndarray, np.ndarray] | None = None,
+    time_limit: float | None = None,
     **_: object,
 ) -> EigenResult:
-    """Largest-algebraic ``k`` eigenpairs by restarted block Krylov iteration.
+    """Largest-algebraic ``k`` eigenpairs by thick-restart block Lanczos.
 
     Parameters
     ----------
     op : KernelOperator
+        Symmetric operator of size ``n``.
     k : int
+        Number of pairs, ``1 <= k <= n``.
     tol : float
         Stopping rule: every wanted pair has ``||K v - mu v|| <= rtol * |mu_1|``
-        with ``rtol = max(tol, floor)`` (floor 1e-8 for float64 operators, 1e-5
-        for float32; see :func:`kpca.solvers.default_rtol`).
+        (see :func:`kpca.solvers.default_rtol`: 1e-8 for float64 operators and
+        1e-5 for float32 when ``tol=0``).
     max_iter : int, default=None
-        Maximum number of operator passes (default 300).
+        Maximum number of operator passes (default 300); at least the passes that
+        grow the basis to ``k`` columns are made.
     block_size : int, default=None
         Columns per pass; default :func:`krylov_block_size`.
-    depth : int, default=3
-        Blocks in the Krylov basis of one cycle (measured best for RBF at n=20k:
-        5 passes to a 1e-5 residual with k=10).
+    depth : int, default=6
+        Blocks in a full basis (see :func:`krylov_basis_size`).
     callback : callable, default=None
-        Called as ``callback(n_pass, residuals)`` after each cycle (progress).
+        Called as ``callback(n_pass, residuals)`` after each pass (progress).
     start : (Q0, K Q0), default=None
         An orthonormal start block and its known image (e.g. computed during the
         operator's construction pass); saves the first pass.
+    time_limit : float, default=None
+        Seconds after which the solver stops (unconverged) at the end of a pass:
+        ``eigen_solver='auto'`` gives it the time a dense solve would take, then
+        falls back to the dense solver.
+
+    Returns
+    -------
+    EigenResult
+        ``n_iter`` counts restarts, ``n_matvec`` operator columns; ``residuals`` are
+        the Lanczos residual norms relative to the largest Ritz value.
     """
     n = op.n
     b = start[0].shape[1] if start is not None else (block_size or krylov_block_size(k))
-    if b * depth >= n // 2 or k >= n:
-        logger.info("krylov: basis would cover half the space (n=%d); using dense", n)
+    mmax = krylov_basis_size(k, b, depth)
+    if mmax >= n // 2 or k >= n:
+        logger.info("krylov: a full basis would cover half the space (n=%d); using dense", n)
         return dense_eigsh(op, k)
+    rng = check_random_state(random_state)
     rtol = default_rtol(tol, op.dtype)
     max_pass = max_iter or 300
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    p_keep = _keep(k, b, mmax)
+    # the basis is preallocated (float64), so the solver's memory is fixed up front
+    # (see krylov_workspace_columns); T is the projected matrix Q^T K Q
+    Q = np.empty((n, mmax))
+    T = np.zeros((mmax, mmax))
     if start is not None:
-        Q0, AQ0 = (np.asarray(a, dtype=np.float64) for a in start)
+        Q[:, :b] = start[0]
+        W = np.array(start[1], dtype=np.float64)  # overwritten by Gram-Schmidt
+        n_pass = 0
     else:
-        Q0, AQ0 = krylov_start(n, b, random_state), None
-    n_pass = 0
-    cycle = 0
-    # preallocated basis and images (float64): n x (b * depth) each, filled block by
-    # block, so the solver's memory is fixed up front (see workspace_bytes)
-    Qb = np.empty((n, b * depth))
-    Wb = np.empty((n, b * depth))
-    Qb[:, :b] = Q0
-    if AQ0 is None:
-        Wb[:, :b] = op.matmat(Q0)
-        n_pass += 1
-    else:
-        Wb[:, :b] = AQ0
-    del Q0, AQ0
-    m, blocks = b, 1
-    invariant = False
-    # the solver's own algebra is on n x (b * depth) blocks: one thread does it as fast,
-    # and waking BLAS threads between kernel passes (which run their own threads)
-    # costs more than the work (measured: QR of 20000 x 32 blocks 8x slower)
-    blas = ThreadpoolController()
+        Q[:, :b] = krylov_start(n, b, rng)
+        W = np.asarray(op.matmat(Q[:, :b]), dtype=np.float64)
+        n_pass = 1
+    m, restarts = b, 0
     while True:
-        with blas.limit(limits=1):
-            # Rayleigh-Ritz on the whole basis after every pass (O(n m^2), cheap next to
-            # a pass), so the solver stops as soon as the residual target is met
-            Q, W = Qb[:, :m], Wb[:, :m]
-            T = Q.T @ W
-            theta, Y = eigh((T + T.T) / 2)
-            top = np.argsort(-theta, kind="stable")[:b]
-            theta, Y = theta[top], Y[:, top]
-            V, AV = Q @ Y, W @ Y
+        # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
+        # between kernel passes spin against the pass's worker threads (measured at
+        # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one)
+        with blas_threads(1):
+            Qm = Q[:, :m]
+            # newest image against the whole basis, twice (orthogonal to round-off);
+            # the coefficients are the last column block of T
+            C = Qm.T @ W
+            W -= Qm @ C
+            C2 = Qm.T @ W
+            W -= Qm @ C2
+            C += C2
+            T[:m, m - b : m] = C
+            T[m - b : m, :m] = C.T
+            # column pivoting puts the directions the block lost (an invariant
+            # subspace was found) last, with negligible rows of R: they can be
+            # replaced without spoiling Z = Q_{j+1} R (the residuals below)
+            Qn, Rp, piv = qr(W, mode="economic", overwrite_a=True, pivoting=True,
+                             check_finite=False)
+            R = np.empty_like(Rp)
+            R[:, piv] = Rp
+            lost = np.abs(np.diag(Rp)) <= 1e-12 * max(float(np.abs(Rp).max()),
+                                                       float(np.abs(T[:m, :m]).max()))
+            R[lost] = 0
+            del W
+            theta, Y = eigh(T[:m, :m], check_finite=False)
+            theta, Y = theta[::-1], Y[:, ::-1]
             scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
-            res = np.linalg.norm(AV[:, :k] - V[:, :k] * theta[None, :k], axis=0) / scale
-            converged = bool(np.all(res <= rtol))
+            # K (Q y) - theta (Q y) = Q_{j+1} R y_last: the residual of every Ritz pair
+            res = np.linalg.norm(R @ Y[m - b : m, :k], axis=0) / scale
+            # a basis narrower than k cannot hold the answer yet, whatever the limits
+            full = m >= k
+            converged = full and bool(np.all(res <= rtol))
             logger.info(
-                "krylov: %d passes, max residual %.2e (target %.0e)",
-                n_pass, res.max(), rtol,
+                "krylov: %d passes, basis %d, max residual %.2e (target %.0e)",
+                n_pass, m, res.max(), rtol,
                 extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
             )
             if callback is not None:
                 callback(n_pass, res)
-            if converged or invariant or n_pass >= max_pass:
+            out_of_time = deadline is not None and time.perf_counter() > deadline
+            if converged or (full and (n_pass >= max_pass or out_of_time)):
+                V = Qm @ Y[:, :k]
                 break
-            if blocks == depth:
-                # thick restart from the b best Ritz vectors, whose images are known
-                cycle += 1
-                Qr, R = qr(V, mode="economic", overwrite_a=True)  # re-orthonormalise
-                Qb[:, :b] = Qr
-                Wb[:, :b] = np.linalg.solve(R.T, AV.T).T  # keep W = A Q for the new Q
-                m, blocks = b, 1
-                Q = Qb[:, :m]
-            del V, AV
-            # next block: the newest image, orthogonalised against the basis
-            Z = Wb[:, m - b : m] - Q @ (Q.T @ Wb[:, m - b : m])
-            Z -= Q @ (Q.T @ Z)  # second Gram-Schmidt pass: orthogonality to round-off
-            Qn, R = qr(Z, mode="economic", overwrite_a=True)
-            # relative to the operator's scale (|theta| ~ ||K||), not to 1: a kernel
-            # matrix with tiny entries must not look rank-deficient
-            keep = np.abs(np.diag(R)) > 1e-10 * max(scale, float(np.abs(R).max()))
-            if not keep.any():
-                # the basis spans an invariant subspace: its Ritz pairs (recomputed by
-                # the Rayleigh-Ritz step at the top of the loop) are exact
-                invariant = converged = True
-                continue
-            if not keep.all():
-                Qn = Qn[:, keep]
-            w = Qn.shape[1]
-            Qb[:, m : m + w] = Qn
-        Wb[:, m : m + w] = op.matmat(Qn)
+            # directions the new block lost (an invariant subspace was found):
+            # random ones orthogonal to the basis, not coupled to it (R row = 0)
+            if lost.any():
+                Qn[:, lost] = _orthogonal_random(rng, int(lost.sum()), Qm, Qn[:, ~lost])
+            if m + b > mmax:  # thick restart from the best Ritz vectors
+                p = min(p_keep, m - b)
+                Q[:, :p] = Qm @ Y[:, :p]
+                T[:p, :p] = np.diag(theta[:p])
+                m, restarts = p, restarts + 1
+            Q[:, m : m + b] = Qn
+            m += b
+            del Qn, R, Rp, Y
+        W = np.asarray(op.matmat(Q[:, m - b : m]), dtype=np.float64)
         n_pass += 1
-        m += w
-        blocks += 1
-        if w < b:  # a rank-deficient block ends this cycle's growth
-            blocks = depth
-    return EigenResult(theta[:k], V[:, :k], "krylov", n_iter=cycle, n_matvec=n_pass * b,
+    return EigenResult(theta[:k], V, "krylov", n_iter=restarts, n_matvec=n_pass * b,
                        residuals=res, converged=converged)
+
+
+def _orthogonal_random(rng, count: int, *bases: np.ndarray) -> np.ndarray:
+    """``count`` orthonormal Gaussian columns orthogonal to every basis given."""
+    G = rng.standard_normal((bases[0].shape[0], count))
+    for _ in range(2):
+        for B in bases:
+            if B.shape[1]:
+                G -= B @ (B.T @ G)
+    return qr(G, mode="economic")[0]

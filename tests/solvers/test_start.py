@@ -5,10 +5,9 @@ import pytest
 from scipy.linalg import eigh, subspace_angles
 
 from kpca import KernelPCA
-from kpca.approx._start import nystrom_start
 from kpca.kernels import RBF, Linear, Polynomial
 from kpca.operators import TiledKernelOperator, center
-from kpca.solvers import krylov_eigsh, krylov_start
+from kpca.solvers import krylov_eigsh, krylov_start, nystrom_start
 
 
 def _centred_gram(kernel, X):

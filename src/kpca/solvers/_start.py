@@ -1,6 +1,6 @@
 """A Nyström warm start for the exact iterative solvers.
 
-The block Krylov solver converges in fewer passes over the kernel matrix when its
+The block Lanczos solver converges in fewer passes over the kernel matrix when its
 start block already lies near the top eigenvectors. A pass over ``K~`` costs
 ``2 n^2 b`` flops (and a full kernel evaluation on the matrix-free path); the
 top principal directions of ``m`` Nyström features cost ``O(n m (d + m))``, a
@@ -19,7 +19,6 @@ from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
 from ..kernels import Kernel
-from ._nystrom import NystromMap
 
 logger = logging.getLogger("kpca")
 
@@ -69,7 +68,10 @@ def nystrom_start(
         if np.all(np.isfinite(Kmm)):
             s, V = eigh(0.5 * (Kmm + Kmm.T))
             keep = s > 1e-10 * max(float(s.max()), 0.0)
-            F = NystromMap(kernel, Z, np.float64)(X) @ (V[:, keep] / np.sqrt(s[keep]))
+            # the Nystrom features k(X, Z) K_mm^{-1/2} (docs/math.md, "Nyström")
+            KxZ = kernel.block(X, Z.astype(X.dtype)) if sp.issparse(X) else kernel.block_prepared(
+                X, kernel.prepare(Z, np.dtype(np.float64)))
+            F = np.asarray(KxZ, dtype=np.float64) @ (V[:, keep] / np.sqrt(s[keep]))
             if keep.any() and np.all(np.isfinite(F)):
                 if center:
                     F -= F.mean(axis=0)

@@ -1,0 +1,47 @@
+"""The one block runner: work items on a thread pool, BLAS limited per thread.
+
+Kernel blocks, tiles and transform rows are all run the same way: ``workers``
+Python threads, each calling BLAS on one thread (NumPy releases the GIL in
+BLAS and in the element-wise loops, so the threads run in parallel, and one
+BLAS thread per worker avoids oversubscribing the cores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from threadpoolctl import ThreadpoolController
+
+T = TypeVar("T")
+
+
+@lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    # discovering the loaded BLAS/OpenMP libraries takes ~4 ms: once per process,
+    # not once per kernel pass
+    return ThreadpoolController()
+
+
+def blas_threads(limit: int | None) -> AbstractContextManager[Any]:
+    """Context in which BLAS and OpenMP pools use at most ``limit`` threads
+    (``None``: unchanged)."""
+    if limit is None:
+        return nullcontext()
+    return _controller().limit(limits=limit)
+
+
+def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> list[T]:
+    """``[work(x) for x in items]`` on ``workers`` threads, one BLAS thread each.
+
+    With ``workers <= 1`` (or a single item) the items run in this thread and BLAS
+    keeps its own threads.
+    """
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        return [work(x) for x in items]
+    with blas_threads(1), ThreadPoolExecutor(min(workers, len(items))) as pool:
+        return list(pool.map(work, items))
