@@ -9,7 +9,9 @@ passes, whether kpca warned, and the eigenvalue error of each side relative to t
 largest eigenvalue, against a dense reference (scikit-learn's 'dense' where it ran,
 else its 'arpack' with tol=0, which converges to machine precision).
 
-"fastest" is the scikit-learn solver with the smallest median. To keep the grid
+"fastest" is the scikit-learn solver with the smallest median; "fastest accurate"
+the fastest whose eigenvalues are within 1e-6 of the reference (scikit-learn's
+randomized solver runs a fixed number of power steps and can miss by 1e-2). To keep the grid
 affordable, a scikit-learn solver whose first run is over 3x the best first run is
 not repeated (it cannot be the fastest), and 'dense' is skipped above
 --sklearn-dense-max rows (at n = 10,000 it takes over a minute).
@@ -99,6 +101,10 @@ def fit_sklearn(X, k, kernel, gamma, solver):
     return model, time.perf_counter() - t
 
 
+#: eigenvalue error (relative to the largest) that counts as a correct answer
+ACCURATE = 1e-6
+
+
 def rel_error(values, ref) -> float:
     k = min(len(values), len(ref))
     if len(values) != len(ref):
@@ -133,6 +139,10 @@ def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
         warned += w
     sk_med = {s: statistics.median(v) for s, v in sk_times.items()}
     fastest = min(sk_med, key=sk_med.get)
+    # the fastest scikit-learn solver whose eigenvalues meet the 1e-6 bar
+    # (its randomized solver runs a fixed number of power steps, no convergence test)
+    accurate = [s for s in sk_med if rel_error(sk_vals[s], ref) <= ACCURATE]
+    fastest_ok = min(accurate, key=sk_med.get)
     kp = statistics.median(kp_times)
     return {
         "data": data, "n": n, "k": k,
@@ -142,6 +152,9 @@ def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
         "sklearn_fastest": fastest, "sklearn_best_s": sk_med[fastest],
         "sklearn_fastest_err": rel_error(sk_vals[fastest], ref),
         "reference": ref_name, "ratio": kp / sk_med[fastest],
+        "sklearn_errors": {s: rel_error(v, ref) for s, v in sk_vals.items()},
+        "sklearn_fastest_accurate": fastest_ok,
+        "ratio_accurate": kp / sk_med[fastest_ok],
     }
 
 
@@ -160,24 +173,27 @@ def main(argv=None) -> int:
           f" numpy {np.__version__}, scikit-learn {sklearn.__version__}; median of "
           f"{args.repeats} runs")
     print("| data | n | k | kpca (s) | solver | passes | kpca err | sklearn fastest (s) "
-          "| sklearn err | ratio | warnings |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| sklearn err | ratio | ratio vs fastest accurate | warnings |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     out = open(args.json, "a") if args.json else None
-    worst = 0.0
+    ratios: list[float] = []
     for data in args.data:
         for n in args.n:
             for k in args.k:
                 row = run_cell(data, n, k, args.repeats, args.sklearn_dense_max)
-                worst = max(worst, row["ratio"])
+                ratios.append(row["ratio"])
                 print(f"| {data} | {n} | {k} | {row['kpca_s']:.3f} | {row['kpca_solver']} | "
                       f"{row['kpca_passes']} | {row['kpca_err']:.1e} | "
                       f"{row['sklearn_best_s']:.3f} ({row['sklearn_fastest']}) | "
                       f"{row['sklearn_fastest_err']:.1e} | {row['ratio']:.2f} | "
+                      f"{row['ratio_accurate']:.2f} ({row['sklearn_fastest_accurate']}) | "
                       f"{'; '.join(row['kpca_warnings']) or '-'} |", flush=True)
                 if out:
                     out.write(json.dumps(row) + "\n")
                     out.flush()
-    print(f"# worst ratio kpca / scikit-learn fastest: {worst:.2f}")
+    print(f"# kpca / scikit-learn fastest: worst {max(ratios):.2f}, median "
+          f"{statistics.median(ratios):.2f}; cells over 1.2: "
+          f"{sum(r > 1.2 for r in ratios)} of {len(ratios)}")
     return 0
 
 

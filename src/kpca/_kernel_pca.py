@@ -39,7 +39,7 @@ from .operators import (
 )
 from .preimage import PreimageMixin
 from .solvers import (
-    ARPACK_MAX_K,
+    DENSE_MAX_ROWS,
     SOLVERS,
     EigenResult,
     choose_solver,
@@ -130,7 +130,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         iteration, *kpca* 'krylov' thick-restart block Lanczos (one pass over the
         kernel matrix serves a block of vectors). 'auto' uses 'dense' when more
         than a fifth of the spectrum is wanted or ``n_samples <= 2000`` ('arpack'
-        there for ``k < max(10, n_samples / 80)``), 'krylov' beyond or when the
+        there for ``k < 10`` or ``k * n_samples <= 40000``), 'krylov' beyond or when the
         kernel matrix does not fit ``memory_limit``; an iterative solve that has
         not converged in the time a dense one would take falls back to 'dense'
         (docs/math.md, "Choosing a solver"). All solvers only see the
@@ -482,11 +482,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         dtype = self._storage_dtype(X, n)
         dense_fits = self._is_precomputed() or n * n * dtype.itemsize <= budget
         solver, auto = self.eigen_solver, self.eigen_solver == "auto"
-        if auto:
+        if auto and fraction is not None:
             # a variance fraction needs an unknown number of components: dense where
             # the whole spectrum is cheap, block Lanczos (growing k) beyond
-            solver = choose_solver(n, ARPACK_MAX_K if fraction is not None else k,
-                                   dense_fits=dense_fits)
+            solver = "dense" if dense_fits and n <= DENSE_MAX_ROWS else "krylov"
+        elif auto:
+            solver = choose_solver(n, k, dense_fits=dense_fits)
         return _Plan(n, k, fraction, solver, dtype, budget, auto, dense_fits)
 
     def _decompose(self, X, rng) -> tuple[EigenResult, float]:
@@ -563,7 +564,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         # the construction pass (row sums for centring) also computes K @ Q0 for
         # the block Lanczos start, so the solver does not spend a pass on it
         probe = None
-        b = krylov_block_size(k, cheap_pass=stored)
+        b = krylov_block_size(k, cheap_pass=stored, n=n)
         if (plan.solver == "krylov" and plan.fraction is None
                 and krylov_basis_size(k, b) < n // 2):
             probe = self._start_block(X, b, rng)

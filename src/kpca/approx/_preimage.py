@@ -106,8 +106,7 @@ class LandmarkSubspace(Subspace):
                 + float(self.mean_features @ self.mean_coef))
 
     def fit_sqnorms(self) -> np.ndarray:
-        d = np.asarray(self.kernel.diag(self.X_fit), dtype=np.float64)
-        return d - 2.0 * self.centering.row_means + self.centering.grand_mean
+        return self.centering.train_diag(self.kernel.diag(self.X_fit))
 
 
 def _check_options(method, n_neighbors, max_iter, tol) -> None:

@@ -112,6 +112,19 @@ class Centering:
         out -= np.outer(t, colsum).astype(dt)
         return out
 
+    def train_diag(self, diag_k: np.ndarray, *, scaled: bool = False) -> np.ndarray:
+        """Diagonal of the centred training operator from ``k(x_i, x_i)``, shape (n,).
+
+        ``||phi(x_i) - theta||^2 = k(x_i, x_i) - 2 m_i + ||theta||^2`` (float64), times
+        ``s_i^2`` when ``scaled`` (the diagonal of ``S K~ S``).
+        """
+        d = np.asarray(diag_k, dtype=np.float64)
+        if self.enabled:
+            d = d - 2.0 * self.row_means + self.grand_mean
+        if scaled and self.scale is not None:
+            d = d * self.scale**2
+        return d
+
     def center_diag(self, diag_t: np.ndarray, Kt: np.ndarray) -> np.ndarray:
         """``||phi(t) - theta||^2 = k(t, t) - 2 K_t g + ||theta||^2`` per row, shape (m,).
 
@@ -167,13 +180,7 @@ class CenteredOperator(KernelOperator):
         return out
 
     def diag(self):
-        c = self.centering
-        d = np.asarray(self.base.diag(), dtype=np.float64)
-        if c.enabled:
-            d = d - 2.0 * c.row_means + c.grand_mean
-        if c.scale is not None:
-            d = d * c.scale**2
-        return d.astype(self.dtype)
+        return self.centering.train_diag(self.base.diag(), scaled=True).astype(self.dtype)
 
     def row_means(self):
         return np.zeros(self.n)

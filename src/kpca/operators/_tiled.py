@@ -236,11 +236,7 @@ class TiledKernelOperator(KernelOperator):
     def diag(self):
         d = np.asarray(self.kernel.diag(self.X), dtype=np.float64)
         if self.centering is not None:
-            c = self.centering
-            if c.enabled:
-                d = d - 2.0 * c.row_means + c.grand_mean
-            if c.scale is not None:
-                d = d * c.scale**2
+            d = self.centering.train_diag(d, scaled=True)
         return d.astype(self.dtype)
 
     def center_inplace(self, centering: Centering) -> None:

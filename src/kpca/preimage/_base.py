@@ -221,9 +221,7 @@ class Subspace:
         Rows with a zero ``scale`` (robust KPCA) get ``inf``: the training scores
         do not determine their distances, so they are never chosen as neighbours.
         """
-        d = np.asarray(self.kernel.diag(self.X_fit), dtype=np.float64)
-        if self.centering.enabled:
-            d = d - 2.0 * self.centering.row_means + self.centering.grand_mean
+        d = self.centering.train_diag(self.kernel.diag(self.X_fit))
         if self._scale is not None:
             d = np.where(self._scale > 0, d, np.inf)
         return d

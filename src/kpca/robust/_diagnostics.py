@@ -337,11 +337,7 @@ def _operator_diag(est) -> np.ndarray:
         d = np.asarray(est.X_fit_.diagonal(), dtype=np.float64)
     else:
         d = np.asarray(est.kernel_.diag(est.X_fit_), dtype=np.float64)
-    if c.enabled:
-        d = d - 2.0 * c.row_means + c.grand_mean
-    if c.scale is not None:
-        d = d * c.scale**2
-    return d
+    return c.train_diag(d, scaled=True)
 
 
 def influence(est) -> Influence:

@@ -36,9 +36,7 @@ def _od_term(od2: np.ndarray, noise: float) -> np.ndarray | None:
 
 def _sq_norms(c: Centering, diag_k: np.ndarray) -> np.ndarray:
     """``||phi(x_i) - theta||^2`` of the training points."""
-    if not c.enabled:
-        return np.maximum(diag_k, 0.0)
-    return np.maximum(diag_k - 2.0 * c.row_means + c.grand_mean, 0.0)
+    return np.maximum(c.train_diag(diag_k), 0.0)
 
 
 def campbell_weights(d: np.ndarray, k: int, b1: float = 2.0, b2: float = 1.25) -> np.ndarray:
@@ -332,6 +330,5 @@ class WeightedKernelPCA(RobustKernelPCA):
         c = self._centering
         kd = (np.asarray(self.X_fit_.diagonal(), np.float64) if self._is_precomputed()
               else np.asarray(self.kernel_.diag(self.X_fit_), np.float64))
-        sq = kd - 2.0 * c.row_means + c.grand_mean if c.enabled else kd
-        self._robust_statistics(raw, np.maximum(sq, 0.0))
+        self._robust_statistics(raw, np.maximum(c.train_diag(kd), 0.0))
         return raw

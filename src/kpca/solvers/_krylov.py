@@ -39,32 +39,43 @@ logger = logging.getLogger("kpca")
 #: blocks in a full basis (measured on digits RBF and synthetic spectra, n = 1,500-
 #: 3,594: 6 blocks need 1.2-2x fewer passes than 4, and 2-5x fewer than 3)
 DEFAULT_DEPTH = 6
+#: ... and at least this many columns (12 blocks of 16 on a stored K: measured best
+#: against 6 blocks of 16 or 32 on digits, n = 10,000)
+MIN_BASIS = 192
+#: on a stored K, blocks of at most 32 columns below this many rows and 16 from it on:
+#: a pass's fixed cost (threads, Rayleigh-Ritz, QR: ~10 ms) outweighs its product
+#: below, the product (2 n^2 b flops) above (measured on digits: at n = 3,500, 32
+#: columns 1.1-1.4x faster than 16; at n = 10,000, 16 columns 1.1-1.5x faster)
+NARROW_BLOCK_ROWS = 6000
 
 
-def krylov_block_size(k: int, cheap_pass: bool = False) -> int:
-    """Default block: ``k + 20`` columns rounded to a multiple of 8 (32 for k = 10),
-    at most 32 when a pass is cheap.
+def krylov_block_size(k: int, cheap_pass: bool = False, n: int = 0) -> int:
+    """Default block: ``k + 20`` columns rounded to a multiple of 8 (32 for k = 10);
+    when a pass is cheap (``K`` stored), at most 32, and at most 16 from
+    :data:`NARROW_BLOCK_ROWS` rows on.
 
     When a pass recomputes kernel tiles (matrix-free), it costs about the same for
     10 or 150 columns, and a wider block needs fewer passes. When ``K`` is stored, a
-    pass is one product with it and the solver's own algebra (``O(n m b)`` per pass
-    for a basis of ``m`` columns) dominates: narrow blocks in a deep basis converge
-    at the least cost (measured on digits, n = 3,594, k = 128: 32 columns 4x faster
-    than 152). The multiple of 8 matters: OpenBLAS's single-precision kernels work
-    on column panels of 8 or 16, and a 32-column product with a tile runs ~25 %
-    faster per column than a 30- or 31-column one (measured on this project's
-    2-core x86-64 machine).
+    pass is one product with it, whose cost grows with ``b``, and narrow blocks in a
+    deep basis reach a given Krylov dimension with the fewest columns (measured on
+    digits: at n = 3,594, k = 128, 32 columns 4x faster than 152; at n = 10,000 with
+    a flat spectrum, 16 columns 1.1-1.5x faster than 32). The multiple of 8 matters:
+    OpenBLAS's single-precision kernels work on column panels of 8 or 16, and a
+    32-column product with a tile runs ~25 % faster per column than a 30- or
+    31-column one (measured on this project's 2-core x86-64 machine).
     """
     b = 8 * ((k + 24) // 8)
-    return min(b, 32) if cheap_pass else b
+    if not cheap_pass:
+        return b
+    return min(b, 16 if n >= NARROW_BLOCK_ROWS else 32)
 
 
 def krylov_basis_size(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
-    """Columns of a full basis: ``depth`` blocks, at least three times the wanted
-    pairs plus a block (the search space ARPACK's ``ncv = 2k + 1`` would give, with
-    room for a block method's slower growth), and room for ``k`` kept Ritz vectors
-    plus two new blocks."""
-    return max(depth * b, 3 * k + b, k + 2 * b)
+    """Columns of a full basis: ``depth`` blocks and at least :data:`MIN_BASIS`, at
+    least three times the wanted pairs plus a block (the search space ARPACK's
+    ``ncv = 2k + 1`` would give, with room for a block method's slower growth), and
+    room for ``k`` kept Ritz vectors plus two new blocks."""
+    return max(MIN_BASIS, depth * b, 3 * k + b, k + 2 * b)
 
 
 def krylov_workspace_columns(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
@@ -99,6 +110,7 @@ def krylov_eigsh(
     callback=None,
     start: tuple[np.ndarray, np.ndarray] | None = None,
     time_limit: float | None = None,
+    max_basis: int | None = None,
     **_: object,
 ) -> EigenResult:
     """Largest-algebraic ``k`` eigenpairs by thick-restart block Lanczos.
@@ -125,6 +137,9 @@ def krylov_eigsh(
     start : (Q0, K Q0), default=None
         An orthonormal start block and its known image (e.g. computed during the
         operator's construction pass); saves the first pass.
+    max_basis : int, default=None
+        Columns of a full basis (ARPACK's ``ncv``); default
+        :func:`krylov_basis_size`. At least ``k + 2 * block_size``.
     time_limit : float, default=None
         Seconds after which the solver stops (unconverged) at the end of a pass:
         ``eigen_solver='auto'`` gives it the time a dense solve would take, then
@@ -138,7 +153,7 @@ def krylov_eigsh(
     """
     n = op.n
     b = start[0].shape[1] if start is not None else (block_size or krylov_block_size(k))
-    mmax = krylov_basis_size(k, b, depth)
+    mmax = krylov_basis_size(k, b, depth) if max_basis is None else max(max_basis, k + 2 * b)
     if mmax >= n // 2 or k >= n:
         logger.info("krylov: a full basis would cover half the space (n=%d); using dense", n)
         return dense_eigsh(op, k)
