@@ -130,11 +130,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         iteration, *kpca* 'krylov' thick-restart block Lanczos (one pass over the
         kernel matrix serves a block of vectors). 'auto' uses 'dense' when more
         than a fifth of the spectrum is wanted or ``n_samples <= 2000`` ('arpack'
-        there for ``k < 10`` or ``k * n_samples <= 40000``), 'krylov' beyond or when the
-        kernel matrix does not fit ``memory_limit``; an iterative solve that has
-        not converged in the time a dense one would take falls back to 'dense'
-        (docs/math.md, "Choosing a solver"). All solvers only see the
-        centred-kernel operator.
+        there for ``k < 10`` or ``k * n_samples <= 40000``, and for ``k < 10`` up
+        to 4096 rows), 'krylov' beyond or when the kernel matrix does not fit
+        ``memory_limit``; an iterative solve that has not converged in the time a
+        dense one would take falls back to 'dense' (docs/math.md, "Choosing a
+        solver"). All solvers only see the centred-kernel operator.
     tol : float, default=0
         Convergence tolerance: arpack's relative accuracy (0: machine precision);
         for randomized and krylov the residual target ``||K~v - mu v|| / mu_1``

@@ -148,6 +148,7 @@ def test_auto_policy():
     assert choose_solver(500, 32) == "arpack" and choose_solver(1500, 32) == "dense"
     assert choose_solver(2000, 20) == "arpack" and choose_solver(1000, 64) == "dense"
     assert choose_solver(DENSE_MAX_ROWS + 1, 32) == "krylov"
+    assert choose_solver(3500, 5) == "arpack" and choose_solver(5000, 5) == "krylov"
     assert choose_solver(20000, 10) == "krylov"
     assert choose_solver(3000, 700) == "dense"  # over a fifth of the spectrum
     assert choose_solver(1500, 32, dense_fits=False) == "krylov"
