@@ -132,8 +132,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         iteration, *kpca* 'krylov' thick-restart block Lanczos (one pass over the
         kernel matrix serves a block of vectors). 'auto' uses 'dense' when more
         than a fifth of the spectrum is wanted or ``n_samples <= 2000`` ('arpack'
-        there for ``k < 10`` or ``k * n_samples <= 40000``, and for ``k < 10`` up
-        to 4096 rows), 'krylov' beyond or when the kernel matrix does not fit
+        there for ``k < 10``, ``k * n_samples <= 40000`` or a kernel rank bound
+        within ARPACK's ``2k + 1`` vectors, and for ``k < 10`` up to 4096 rows),
+        'krylov' beyond or when the kernel matrix does not fit
         ``memory_limit``; an iterative solve that has not converged in the time a
         dense one would take falls back to 'dense' (docs/math.md, "Choosing a
         solver"). All solvers only see the centred-kernel operator.
@@ -489,7 +490,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             # the whole spectrum is cheap, block Lanczos (growing k) beyond
             solver = "dense" if dense_fits and n <= DENSE_MAX_ROWS else "krylov"
         elif auto:
-            solver = choose_solver(n, k, dense_fits=dense_fits)
+            rank = (self.kernel_.rank_bound(X.shape[1])
+                    if getattr(self.kernel_, "requires_vectors", True)
+                    and not self._is_precomputed() else None)
+            solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank)
         return _Plan(n, k, fraction, solver, dtype, budget, auto, dense_fits)
 
     def _decompose(self, X, rng) -> tuple[EigenResult, float]:

@@ -152,6 +152,10 @@ def test_auto_policy():
     assert choose_solver(20000, 10) == "krylov"
     assert choose_solver(3000, 700) == "dense"  # over a fifth of the spectrum
     assert choose_solver(1500, 32, dense_fits=False) == "krylov"
+    # a rank bound that ARPACK's 2k + 1 vectors cover (the linear kernel, d = 64)
+    assert choose_solver(1500, 32, rank=64) == "arpack"
+    assert choose_solver(1500, 64, rank=64) == "dense"  # k >= rank: null space wanted
+    assert choose_solver(1500, 30, rank=64) == "dense"  # 2k + 1 < rank
 
 
 def test_block_and_basis_sizes():

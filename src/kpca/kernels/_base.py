@@ -39,6 +39,12 @@ class Kernel(BaseEstimator):
     #: number of n1 x n2 temporaries a block evaluation needs besides its result
     n_temporaries: ClassVar[int] = 0
 
+    def rank_bound(self, n_features: int) -> int | None:
+        """An upper bound on the rank of any Gram matrix of this kernel on vectors
+        of ``n_features`` features (the dimension of an explicit feature map), or
+        None when the feature space is infinite or unknown."""
+        return None
+
     # -- evaluation -----------------------------------------------------------------
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         return self.block(X, Y)

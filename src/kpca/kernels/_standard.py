@@ -50,6 +50,9 @@ class Linear(Kernel):
     def diag(self, X):
         return row_norms(X, squared=True).astype(_float_dtype(X), copy=False)
 
+    def rank_bound(self, n_features: int) -> int:
+        return n_features
+
 
 class Polynomial(_GammaMixin, Kernel):
     """Polynomial kernel ``k(x, y) = (gamma <x, y> + coef0) ** degree``."""

@@ -55,7 +55,7 @@ ARPACK_MAX_ROWS = 4096
 DENSE_SECONDS_PER_N3 = 5e-11
 
 
-def choose_solver(n: int, k: int, *, dense_fits: bool = True) -> str:
+def choose_solver(n: int, k: int, *, dense_fits: bool = True, rank: int | None = None) -> str:
     """The ``'auto'`` rule (see docs/benchmarks.md for the measurements behind it).
 
     - ``'dense'`` when more than a fifth of the spectrum is wanted, or ``n`` is at
@@ -67,6 +67,12 @@ def choose_solver(n: int, k: int, *, dense_fits: bool = True) -> str:
     - ``'krylov'`` (thick-restart block Lanczos) otherwise, and whenever the whole
       matrix does not fit the memory budget (``dense_fits=False``).
 
+    ``rank`` is a known bound on the kernel matrix's rank (the linear kernel's
+    ``n_features``): when ARPACK's search space of ``2k + 1`` vectors covers it
+    (``k < rank <= 2k + 1``), ARPACK converges in one sweep and is used up to
+    :data:`DENSE_MAX_ROWS` (measured: n = 1,500, k = 32, rank 61: 37 ms against
+    102 ms dense; beyond, block Lanczos needs only a few passes on a low-rank K).
+
     With ``'auto'``, an unconverged block Lanczos run falls back to the dense solver
     when the matrix fits (see :func:`dense_seconds`).
     """
@@ -74,6 +80,8 @@ def choose_solver(n: int, k: int, *, dense_fits: bool = True) -> str:
         return "krylov"
     if k >= n / 5 or n <= 200:
         return "dense"
+    if rank is not None and k < rank <= 2 * k + 1 and n <= DENSE_MAX_ROWS:
+        return "arpack"
     if n <= DENSE_MAX_ROWS:
         return "arpack" if k < ARPACK_MAX_K or k * n <= ARPACK_MAX_KN else "dense"
     if n <= ARPACK_MAX_ROWS and k < ARPACK_MAX_K:
