@@ -490,9 +490,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             # the whole spectrum is cheap, block Lanczos (growing k) beyond
             solver = "dense" if dense_fits and n <= DENSE_MAX_ROWS else "krylov"
         elif auto:
-            rank = (self.kernel_.rank_bound(X.shape[1])
-                    if getattr(self.kernel_, "requires_vectors", True)
-                    and not self._is_precomputed() else None)
+            # strings and precomputed kernels have no feature count
+            rank = self.kernel_.rank_bound(X.shape[1]) if self.kernel_.requires_vectors else None
             solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank)
         return _Plan(n, k, fraction, solver, dtype, budget, auto, dense_fits)
 
@@ -740,23 +739,15 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             out[start : start + rows] = self._centering.project(Kt, A)
 
         starts = range(0, X.shape[0], rows)
-        workers = min(workers, len(starts))
-        self._run_blocks(work, starts, workers)
+        # one block runs here, where n_jobs (if given) sets BLAS's own threads
+        with self._threads() if len(starts) <= 1 or workers <= 1 else nullcontext():
+            run_blocks(work, starts, workers)
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 "the kernel between these rows and the training rows overflows (non-finite "
                 "values): scale the data or change the kernel parameters (degree, gamma, coef0)."
             )
         return out
-
-    def _run_blocks(self, work, starts, workers: int) -> None:
-        """Run ``work(start)`` for every block, on ``workers`` threads."""
-        if workers <= 1:
-            with self._threads():
-                for start in starts:
-                    work(start)
-        else:
-            run_blocks(work, starts, workers)
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):

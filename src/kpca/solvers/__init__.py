@@ -109,7 +109,7 @@ def workspace_bytes(solver: str, n: int, k: int, *, cheap_pass: bool = False) ->
     if solver == "randomized":
         return 4 * n * (k + 10) * 8
     if solver == "arpack":
-        return n * (3 * k + 1) * 8 * 2
+        return n * (2 * k + 1) * 8 * 2
     return 0
 
 
