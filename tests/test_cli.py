@@ -15,8 +15,7 @@ from sklearn.linear_model import LogisticRegression
 
 import kpca
 from kpca import cli
-from kpca._io import read_table, write_table
-from kpca._persist import load_model
+from kpca.io import load_model, read_table, write_table
 
 
 @pytest.fixture(scope="module")

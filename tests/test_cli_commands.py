@@ -12,9 +12,12 @@ import pytest  # noqa: E402
 
 import kpca  # noqa: E402
 from kpca import cli  # noqa: E402
-from kpca._io import read_table, write_table  # noqa: E402
-from kpca._persist import load_model  # noqa: E402
 from kpca.datasets import three_clusters  # noqa: E402
+from kpca.io import (  # noqa: E402
+    load_model,  # noqa: E402
+    read_table,
+    write_table,
+)
 from kpca.selection import select_kernel  # noqa: E402
 
 
@@ -206,7 +209,7 @@ def test_demo_sections_write_pngs_and_report(capsys, tmp_path):
 
 def test_spectrum_model_info(capsys, tmp_path):
     est = kpca.KernelPCA(2, kernel="spectrum").fit(["abcab", "bcabc", "xyzxy", "zyxzy"])
-    from kpca._persist import save_model
+    from kpca.io import save_model
 
     save_model(est, tmp_path / "s.kpca")
     code, out, err = run(capsys, "info", tmp_path / "s.kpca")

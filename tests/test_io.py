@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from kpca import _io
-from kpca._io import check_output_path, read_table, write_table
+from kpca.io import _tables as _io
+from kpca.io import check_output_path, read_table, write_table
 
 
 def _write_text(path, text, encoding="utf-8"):

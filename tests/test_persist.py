@@ -16,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 
 import kpca
 from kpca import kernels
-from kpca._persist import FORMAT_VERSION, load_model, model_summary, save_model
+from kpca.io import FORMAT_VERSION, load_model, model_summary, save_model
 from kpca.operators import Centering
 
 
@@ -310,7 +310,7 @@ class Dummy(BaseEstimator):
 
 
 def test_generic_state_round_trip(tmp_path, monkeypatch):
-    from kpca import _persist
+    from kpca.io import _model as _persist
 
     monkeypatch.setattr(kpca, "Dummy", Dummy, raising=False)
     monkeypatch.setattr(kpca, "__all__", [*kpca.__all__, "Dummy"])

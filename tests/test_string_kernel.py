@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kpca import KernelPCA
-from kpca._persist import load_model, save_model
+from kpca.io import load_model, save_model
 from kpca.kernels import KERNELS, Spectrum, pgram_counts
 
 

@@ -37,9 +37,9 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score, train_test
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from ._io import atomic_write, write_table
 from ._kernel_pca import KernelPCA
 from .datasets import concentric_circles, make_moons, three_clusters, two_authors_corpus
+from .io import atomic_write, write_table
 from .preimage import fit_ridge_preimage, ridge_preimage, score_space_kernel
 
 logger = logging.getLogger("kpca")

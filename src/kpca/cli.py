@@ -23,7 +23,7 @@ line on standard error starting with ``kpca: error:``; ``-v`` adds progress
 messages (and the traceback of an unexpected failure).
 
 This module only maps flags to :class:`kpca.KernelPCA`; reading and writing live
-in :mod:`kpca._io`, model files in :mod:`kpca._persist`, the demo in
+in :mod:`kpca.io` (tables and model files), the demo in
 :mod:`kpca._demo`, figures in :mod:`kpca.plotting`, kernel selection in
 :mod:`kpca.selection`.
 """
@@ -44,9 +44,17 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import __version__
-from ._io import TABLE_FORMATS, check_output_path, read_table, write_delimited, write_table
 from ._kernel_pca import KernelPCA
-from ._persist import load_model, model_summary, save_model
+from .io import (
+    TABLE_FORMATS,
+    check_output_path,
+    load_model,
+    model_summary,
+    read_table,
+    save_model,
+    write_delimited,
+    write_table,
+)
 from .kernels import GAMMA_HEURISTICS, KERNELS
 
 logger = logging.getLogger("kpca")
@@ -859,7 +867,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
             f"{args.n_components} components.\n\n{result.table()}\nBest: "
             + ", ".join(f"{k}={v!r}" for k, v in result.best_params.items()) + "\n")
     if args.output:
-        from ._io import atomic_write
+        from .io import atomic_write
 
         with atomic_write(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)

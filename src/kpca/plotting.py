@@ -76,7 +76,7 @@ def save_figure(fig: Any, path: str | os.PathLike, *, dpi: int = 120) -> Path:
     -------
     Path
     """
-    from ._io import atomic_write
+    from .io import atomic_write
 
     path = Path(path)
     ext = path.suffix.lower()

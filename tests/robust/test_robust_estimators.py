@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 from sklearn.datasets import make_circles
 
 from kpca import KernelPCA, SphericalKernelPCA, WeightedKernelPCA
-from kpca._persist import load_model, save_model
+from kpca.io import load_model, save_model
 from kpca.robust import campbell_weights
 
 

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._io import atomic_write
+from ._tables import atomic_write
 
 logger = logging.getLogger("kpca")
 
@@ -98,7 +98,7 @@ class _Encoder:
         return key
 
     def encode(self, value: Any, where: str) -> Any:
-        from . import kernels
+        from .. import kernels
 
         if value is None or isinstance(value, (bool, str)):
             return value
@@ -174,7 +174,7 @@ class _Encoder:
         }
 
     def _kernel(self, kernel: Any, where: str) -> dict:
-        from . import kernels
+        from .. import kernels
 
         name = type(kernel).__name__
         if getattr(kernels, name, None) is not type(kernel):
@@ -193,7 +193,7 @@ class _Encoder:
         if name not in DATACLASSES or _dataclass_type(name) is not type(obj):
             raise ValueError(
                 f"cannot save {where}: dataclass {type(obj).__qualname__} is not registered "
-                "(kpca._persist.register_dataclass)."
+                "(kpca.io.register_dataclass)."
             )
         return {
             _TYPE: "dataclass",
@@ -336,7 +336,7 @@ class _Decoder:
             raise self._fail(f"invalid sparse matrix ({exc})") from None
 
     def _kernel(self, node: dict) -> Any:
-        from . import kernels
+        from .. import kernels
 
         name = node.get("class")
         cls = getattr(kernels, name, None) if isinstance(name, str) else None
