@@ -22,7 +22,11 @@ from typing import Any
 
 #: modules documented, in the order of the index
 MODULES = [
-    ("kpca", "KernelPCA, the estimator"),
+    ("kpca", "the six estimators, save and load"),
+    ("kpca.subspace", "the fitted subspace every estimator produces"),
+    ("kpca.diagnostics", "outlier and influence diagnostics"),
+    ("kpca.io", "tables, streamed rows and model files"),
+    ("kpca.demo", "the demo runner"),
     ("kpca.kernels", "kernels"),
     ("kpca.text", "text and stylometry"),
     ("kpca.selection", "choosing the kernel and its parameters"),

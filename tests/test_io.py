@@ -1,4 +1,4 @@
-"""Tests of kpca._io: reading and atomically writing numeric tables."""
+"""Tests of kpca.io's tables: reading, and writing atomically (whole)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from kpca.io import _tables as _io
+from kpca.io import _write as _io
 from kpca.io import check_output_path, read_table, write_table
 
 
@@ -219,11 +219,11 @@ def test_failed_write_leaves_no_partial_file_and_keeps_old_one(tmp_path, monkeyp
     path = tmp_path / "out.csv"
     path.write_text("old content\n")
 
-    def explode(fh, Z, columns, delimiter=","):
-        fh.write("half a header")
+    def explode(writer, Z):
+        writer.writerow(["half a row"])
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(_io, "write_delimited", explode)
+    monkeypatch.setattr(_io, "_write_rows", explode)
     with pytest.raises(RuntimeError, match="disk on fire"):
         write_table(path, np.ones((3, 2)), ["a", "b"])
     assert path.read_text() == "old content\n"

@@ -377,10 +377,10 @@ def test_auto_precision_stays_exact_where_float32_would_not():
     X = rng.standard_normal((n, 5)) * [5.0, 4.0, 3.0, 2.0, 1.0] + 1000.0
     est = KernelPCA(n_components=3, kernel="linear", random_state=0).fit(X)
     pca = PCA(n_components=3, svd_solver="full").fit(X)
-    assert est._gram_dtype == "float64"
+    assert est.subspace_.rows_dtype == "float64"
     assert_allclose(est.eigenvalues_, pca.explained_variance_ * (n - 1), rtol=1e-9)
     T = X[:50] + 0.5
     assert_close_up_to_sign(est.transform(T), pca.transform(T), rtol=1e-7)
     # a well-scaled RBF problem of the same size keeps the fast float32 storage
     rbf = KernelPCA(n_components=3, kernel="rbf", gamma=0.05, random_state=0).fit(X - 1000.0)
-    assert rbf._gram_dtype == "float32"
+    assert rbf.subspace_.rows_dtype == "float32"

@@ -17,7 +17,6 @@ from sklearn.exceptions import NotFittedError
 import kpca
 from kpca import kernels
 from kpca.io import FORMAT_VERSION, load_model, model_summary, save_model
-from kpca.operators import Centering
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +99,8 @@ def test_round_trip_inverse_transform(tmp_path, data, dtype):
     est = kpca.KernelPCA(n_components=2, kernel="rbf", gamma=0.3, fit_inverse_transform=True,
                          alpha=0.1).fit(X)
     loaded = _round_trip(est, tmp_path)
-    assert isinstance(loaded._centering, Centering)
-    assert isinstance(loaded._score_kernel, kernels.RBF)
+    assert isinstance(loaded.subspace_, kpca.FittedSubspace)
+    assert isinstance(loaded.subspace_.kernel, kernels.RBF)
     Z = est.transform(T)
     np.testing.assert_array_equal(loaded.transform(T), Z)
     np.testing.assert_array_equal(loaded.inverse_transform(Z), est.inverse_transform(Z))
@@ -246,17 +245,17 @@ def test_object_array_is_refused_and_never_unpickled(model_file):
     [
         (lambda m: m.update({"class": "PCA"}), "not an estimator exported by kpca"),
         (lambda m: m.update({"class": "__version__"}), "not an estimator exported by kpca"),
-        (lambda m: m.update({"format_version": FORMAT_VERSION + 1}), "newer than this kpca"),
+        (lambda m: m.update({"format_version": FORMAT_VERSION + 1}), "upgrade kpca to load it"),
         (lambda m: m.update({"format": "something"}), "not a kpca model file"),
         (lambda m: m["state"]["kernel_"].update({"class": "Callable"}),
          "'Callable' is not a kernel class"),
         (lambda m: m["state"]["kernel_"].update({"class": "make_kernel"}),
          "'make_kernel' is not a kernel class"),
-        (lambda m: m["state"]["_centering"].update({"class": "Popen"}),
+        (lambda m: m["state"]["subspace_"].update({"class": "Popen"}),
          "'Popen' is not an allowed dataclass"),
         (lambda m: m["state"].update({"__class__": None}), "bad attribute name"),
         (lambda m: m["state"].update({"transform": None}), "bad attribute name 'transform'"),
-        (lambda m: m["state"].update({"_scaled_alphas": None}), "bad attribute name"),
+        (lambda m: m["state"].update({"_raw_training_scores": None}), "bad attribute name"),
         (lambda m: m["params"].update({"evil": 1}), r"parameter\(s\) \['evil'\] unknown"),
         (lambda m: m["state"]["eigenvalues_"].update({"key": "zz"}), "missing array 'zz'"),
         (lambda m: m["state"].update({"x_": {"__type__": "code"}}), "unknown value type"),
@@ -312,8 +311,7 @@ class Dummy(BaseEstimator):
 def test_generic_state_round_trip(tmp_path, monkeypatch):
     from kpca.io import _model as _persist
 
-    monkeypatch.setattr(kpca, "Dummy", Dummy, raising=False)
-    monkeypatch.setattr(kpca, "__all__", [*kpca.__all__, "Dummy"])
+    monkeypatch.setitem(_persist.ESTIMATOR_CLASSES, "Dummy", Dummy)
     monkeypatch.setitem(_persist.DATACLASSES, "_Stats", f"{__name__}:_Stats")
     est = Dummy(a=2.5, names=["p", "q"]).fit()
     loaded = _round_trip(est, tmp_path)

@@ -19,14 +19,25 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import BaseKernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from ._parallel import blas_threads, run_blocks
-from .kernels import Kernel, Precomputed, check_gamma, make_kernel, resolve_gamma
+from ._parallel import blas_threads
+from .diagnostics import Influence, norm_floor, od_noise
+from .kernels import (
+    GAMMA_HEURISTICS,
+    KERNELS,
+    Kernel,
+    Precomputed,
+    as_strings,
+    make_kernel,
+    resolve_gamma,
+)
 from .operators import (
     Centering,
     DenseOperator,
@@ -35,9 +46,8 @@ from .operators import (
     center,
     float32_eigen_error,
     gram_matrix,
-    n_threads,
 )
-from .preimage import PreimageMixin
+from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
     DENSE_MAX_ROWS,
     SOLVERS,
@@ -51,11 +61,10 @@ from .solvers import (
     nystrom_start,
     workspace_bytes,
 )
+from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
 
-#: bytes of kernel block evaluated at once by one ``transform`` thread (rows x n_train)
-TRANSFORM_BLOCK_BYTES = 32 * 2**20
 #: ARPACK fits up to this many rows run their BLAS on one thread (see _decompose)
 ARPACK_SERIAL_ROWS = 1500
 #: with ``precision='auto'``, float64 data keep a float64 Gram matrix up to this many rows
@@ -63,34 +72,42 @@ FLOAT64_MAX_ROWS = 4096
 #: ... and beyond, float32 when its estimated eigenvalue error (relative to the
 #: largest, :func:`kpca.operators.float32_eigen_error`) is at most this
 FLOAT32_MAX_ERROR = 1e-7
-PRECISIONS = ("auto", "float32", "float64")
 
 
 @dataclass(frozen=True)
 class _Plan:
     """What a fit will do: sizes, solver, storage precision and memory budget."""
 
+    kernel: Kernel
     n: int
     k: int
     fraction: float | None
     solver: str
     dtype: np.dtype
     budget: int
+    #: the training data is a dask collection: K @ V runs on the cluster
+    distributed: bool = False
     #: 'auto' chose the solver: an unconverged iterative solve falls back to dense
     auto: bool = False
     #: the whole n x n kernel matrix fits the budget (the dense solver is possible)
     dense_fits: bool = True
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, Integral) and not isinstance(x, bool)
+@dataclass(frozen=True)
+class _Decomposition:
+    """What one eigendecomposition of a fit produced."""
+
+    result: EigenResult
+    trace: float
+    centering: Centering
+    plan: _Plan
 
 
-def _is_real(x: Any) -> bool:
-    return isinstance(x, Real) and not isinstance(x, bool)
+def _is_fraction(nc: Any) -> bool:
+    return isinstance(nc, Real) and not isinstance(nc, Integral)
 
 
-class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin, BaseEstimator):
+class KernelPCA(BaseKernelPCA):
     """Kernel principal component analysis.
 
     Same parameters, attributes and results as
@@ -177,9 +194,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         see :func:`kpca.operators.float32_eigen_error`; float64 otherwise (e.g. a
         linear or polynomial kernel on data far from the origin, where centring
         cancels most of the matrix). Outputs keep the input's dtype.
+    contamination : 'auto' or float in (0, 0.5], default='auto'
+        *kpca*: threshold of the outlier detector (``predict``,
+        ``decision_function``): ``'auto'`` flags the rows beyond either cut-off of
+        the outlier map (docs/math.md, "Robust KPCA and diagnostics"); a float
+        flags that fraction of the training rows.
 
     Attributes
     ----------
+    subspace_ : kpca.FittedSubspace
+        *kpca*: the fitted centre and directions in feature space, which
+        ``transform``, the pre-images, the diagnostics and model files read.
+    n_components_ : int
+        Number of components kept.
     eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues ``mu_l`` of the centred kernel matrix, descending.
     eigenvectors_ : ndarray of shape (n_samples, n_components)
@@ -203,6 +230,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         *kpca*: the kernel object with every data-dependent parameter resolved.
     eigen_solver_ : str
         *kpca*: the solver that ran ('auto' resolved).
+    score_distances_, orthogonal_distances_ : ndarray of shape (n_samples,)
+        *kpca*: score and orthogonal distances of the training rows.
+    sd_cutoff_, od_cutoff_ : float
+        *kpca*: their 97.5 % cut-offs (the outlier map).
+    offset_ : float
+        *kpca*: ``decision_function = score_samples - offset_``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when X has string column names.
@@ -239,6 +272,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         center=True,
         memory_limit=None,
         precision="auto",
+        contamination="auto",
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -259,53 +293,29 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         self.center = center
         self.memory_limit = memory_limit
         self.precision = precision
+        self.contamination = contamination
 
-    # ------------------------------------------------------------------ validation
-    def _check_params(self) -> None:
-        nc = self.n_components
-        if not (
-            nc is None
-            or (_is_int(nc) and nc >= 1)
-            or (_is_real(nc) and not _is_int(nc) and 0 < nc < 1)
-        ):
-            raise ValueError(
-                "n_components must be None, an integer >= 1, or a float in (0, 1) (fraction "
-                f"of variance to explain); got {nc!r}."
-            )
-        if not (isinstance(self.kernel, (str, Kernel)) or callable(self.kernel)):
-            raise ValueError(
-                "kernel must be a kernel name, a kpca.kernels.Kernel or a callable; "
-                f"got {self.kernel!r}."
-            )
-        check_gamma(self.gamma)
-        if not (_is_real(self.degree) and np.isfinite(self.degree) and self.degree >= 0):
-            raise ValueError(f"degree must be a finite number >= 0; got {self.degree!r}.")
-        if not (_is_real(self.coef0) and np.isfinite(self.coef0)):
-            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}.")
-        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
-            raise ValueError(f"kernel_params must be a dict or None; got {self.kernel_params!r}.")
-        if not (_is_real(self.alpha) and np.isfinite(self.alpha) and self.alpha >= 0):
-            raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}.")
-        solvers = ["auto", *SOLVERS]
-        if self.eigen_solver not in solvers:
-            raise ValueError(f"eigen_solver must be one of {solvers}; got {self.eigen_solver!r}.")
-        if not (_is_real(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a number >= 0; got {self.tol!r}.")
-        if not (self.max_iter is None or (_is_int(self.max_iter) and self.max_iter >= 1)):
-            raise ValueError(f"max_iter must be None or an integer >= 1; got {self.max_iter!r}.")
-        ip = self.iterated_power
-        if not (ip == "auto" or (_is_int(ip) and ip >= 0)):
-            raise ValueError(f"iterated_power must be 'auto' or an integer >= 0; got {ip!r}.")
-        for name in ("fit_inverse_transform", "remove_zero_eig", "copy_X", "center"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}.")
-        if not (self.n_jobs is None or (_is_int(self.n_jobs) and self.n_jobs != 0)):
-            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}.")
-        parse_memory(self.memory_limit)
-        if self.precision not in PRECISIONS:
-            raise ValueError(
-                f"precision must be one of {list(PRECISIONS)}; got {self.precision!r}."
-            )
+    _parameter_constraints: dict = {
+        **BaseKernelPCA._parameter_constraints,
+        "kernel": [StrOptions(set(KERNELS)), Kernel, callable],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+                  None],
+        "degree": [Interval(Real, 0, np.inf, closed="left")],
+        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+        "kernel_params": [dict, None],
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],
+        "fit_inverse_transform": ["boolean"],
+        "eigen_solver": [StrOptions({"auto", *SOLVERS})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "iterated_power": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "remove_zero_eig": ["boolean"],
+        "copy_X": ["boolean"],
+        "center": ["boolean"],
+        "memory_limit": [Interval(Integral, 1, None, closed="left"), str, None],
+    }
+    #: scikit-learn's ``inverse_transform`` is the learned pre-image
+    _default_inverse = "ridge"
 
     def _make_kernel(self) -> Kernel:
         return make_kernel(
@@ -318,18 +328,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         )
 
     def _validate_X(self, X: Any, *, reset: bool, kernel: Kernel) -> Any:
-        from .distributed import is_dask_collection, materialize
-
-        if is_dask_collection(X):  # gather X (n x d); K @ V then runs on the cluster
-            X = materialize(X)
-            self._distributed = True if reset else getattr(self, "_distributed", False)
-        elif reset:
-            self._distributed = False
         if not getattr(kernel, "requires_vectors", True) and not isinstance(kernel, Precomputed):
             # objects that are not feature vectors (e.g. strings for kernel='spectrum'):
             # a 1-D object array, sliceable by rows like a matrix
-            from .kernels import as_strings
-
             if reset and self.fit_inverse_transform:
                 raise ValueError(
                     f"fit_inverse_transform=True needs vector inputs; the {kernel.name!r} "
@@ -354,18 +355,28 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         kernel.check_input(X)
         return X
 
+    def _validate_new(self, X: Any) -> Any:
+        return self._validate_X(X, reset=False, kernel=self.kernel_)
+
+    def _training_rows(self) -> Any:
+        return self.X_fit_
+
+    def _training_kernel_diag(self) -> np.ndarray | None:
+        return np.asarray(self.X_fit_.diagonal(), np.float64) if self._is_precomputed() else None
+
     def _threads(self):
         if self.n_jobs is None:
             return nullcontext()
         return blas_threads(None if self.n_jobs < 0 else self.n_jobs)
 
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model from data in X.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; for ``kernel='precomputed'``, the (n_samples, n_samples)
             kernel matrix.
         y : Ignored
@@ -377,53 +388,122 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         self._fit(X)
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None, **params):
         """Fit the model from data in X and return its projection (computed once).
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components)
-            ``sqrt(mu_l) v_l``: the training scores, with no second kernel pass.
+        X_new : ndarray of shape (n_samples, n_components_)
+            The training scores (``sqrt(mu_l) v_l`` for KernelPCA), with no second
+            kernel pass.
         """
         return self._fit(X)
 
     def _fit(self, X) -> np.ndarray:
-        self._check_params()
         if self.fit_inverse_transform and self._is_precomputed():
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
-        kernel = self._make_kernel()
-        X = self._validate_X(X, reset=True, kernel=kernel)
-        rng = check_random_state(self.random_state)
+        X, distributed, rng = self._prepare_fit(X)
         with self._threads():
-            self.kernel_ = kernel.resolve(X, random_state=rng)
-            self.gamma_ = self._resolved_gamma(X, rng)
-            result, trace = self._decompose(X, rng)
-        self.eigenvalues_ = result.values
-        self.eigenvectors_ = result.vectors
-        self.eigen_solver_ = result.solver
+            kernel = self._make_kernel().resolve(X, random_state=rng)
+            self.gamma_ = self._resolved_gamma(kernel, X, rng)
+            dec = self._decompose(X, kernel, rng, distributed)
+        return self._set_fitted(X, kernel, dec)
+
+    def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
+        """Validated training data, whether it came as a dask collection, the RNG."""
+        from .distributed import is_dask_collection, materialize
+
+        distributed = is_dask_collection(X)
+        if distributed:  # gather X (n x d); K @ V then runs on the cluster
+            X = materialize(X)
+        X = self._validate_X(X, reset=True, kernel=self._make_kernel())
+        return X, distributed, check_random_state(self.random_state)
+
+    def _set_fitted(self, X, kernel: Kernel, dec: _Decomposition) -> np.ndarray:
+        """Fitted attributes from a decomposition; returns ``fit_transform``'s output."""
+        values, vectors = dec.result.values, dec.result.vectors
         n = X.shape[0]
-        self.explained_variance_ = self.eigenvalues_ / n
-        ratio = self.eigenvalues_ / trace if trace > 0 else np.zeros_like(self.eigenvalues_)
-        self.explained_variance_ratio_ = ratio.astype(self.eigenvalues_.dtype, copy=False)
+        self.kernel_ = kernel
         self.X_fit_ = X
-        X_transformed = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+        self.eigenvalues_ = values
+        self.eigenvectors_ = vectors
+        self.eigen_solver_ = dec.result.solver
+        self.n_components_ = values.shape[0]
+        self.explained_variance_ = (values / self._variance_divisor(n)).astype(values.dtype)
+        ratio = values / dec.trace if dec.trace > 0 else np.zeros_like(values)
+        self.explained_variance_ratio_ = ratio.astype(values.dtype, copy=False)
+        Z = vectors * np.sqrt(values)  # scores of the decomposed operator
+        raw = self._raw_training_scores(Z, X, kernel, dec.centering)
+        diag_k = (np.asarray(X.diagonal(), np.float64) if self._is_precomputed()
+                  else np.asarray(kernel.diag(X), np.float64))
+        nz = np.flatnonzero(values)
+        A = np.zeros(vectors.shape)
+        A[:, nz] = vectors[:, nz] / np.sqrt(values[nz].astype(np.float64))
+        self.subspace_ = FittedSubspace.from_dual(
+            kernel, X, A, dec.centering, basis_scores=raw,
+            score_variance=self._score_variance(raw),
+            normalize=self._normalized, norm_floor=norm_floor(diag_k, dec.plan.dtype),
+            od_noise=od_noise(diag_k, dec.plan.dtype), rows_dtype=dec.plan.dtype.name,
+        )
+        sd, od = self.subspace_.distances(raw, self.subspace_.basis_sqnorms())
+        self._set_outlier_statistics(sd, od)
+        out = Z if self._normalized else raw.astype(values.dtype, copy=False)
         if self.fit_inverse_transform:
-            self._fit_inverse(X_transformed, X)
-        return X_transformed
+            self.dual_coef_ = fit_ridge_preimage(score_space_kernel(kernel), out, X, self.alpha)
+            self.X_transformed_fit_ = out
+        return out
+
+    #: ``transform`` divides the scores by ``||phi(t) - theta||`` (spherical KPCA)
+    _normalized = False
+
+    def _variance_divisor(self, n: int) -> float:
+        """``explained_variance_ = eigenvalues_ / this``."""
+        return n
+
+    def _score_variance(self, raw: np.ndarray) -> np.ndarray:
+        """Variance of the training scores along each direction (score-distance scale)."""
+        return np.asarray(self.explained_variance_, dtype=np.float64)
+
+    def _raw_training_scores(self, Z: np.ndarray, X, kernel: Kernel, c: Centering
+                             ) -> np.ndarray:
+        """``<phi(x_i) - theta, f_l>`` from the operator scores ``Z = sqrt(mu) v``.
+
+        ``Z`` itself without row scales; with scales ``s`` (robust KPCA) ``Z / s``,
+        or -- where ``s`` is tiny and dividing would amplify round-off -- the
+        projection of those rows.
+        """
+        s = c.scale
+        if s is None:
+            return Z
+        out = np.asarray(Z, dtype=np.float64).copy()
+        ok = s >= 0.01 * np.max(s)
+        out[ok] /= s[ok, None]
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            nz = Z.any(axis=0)
+            A = np.zeros(Z.shape)
+            A[:, nz] = self.eigenvectors_[:, nz] / np.sqrt(
+                self.eigenvalues_[nz].astype(np.float64))
+            space = FittedSubspace.from_dual(kernel, X, A, c, basis_scores=Z,
+                                             score_variance=np.ones(Z.shape[1]))
+            kd = np.zeros(bad.size)  # norms unused
+            out[bad] = space.raw_projection(X[bad], kernel_diag=kd)[0]
+        return out
 
     def _is_precomputed(self) -> bool:
         return (isinstance(self.kernel, str) and self.kernel == "precomputed") or isinstance(
             self.kernel, Precomputed
         )
 
-    def _resolved_gamma(self, X, rng) -> float:
-        g = getattr(self.kernel_, "gamma", None)
+    def _resolved_gamma(self, kernel: Kernel, X, rng) -> float:
+        g = getattr(kernel, "gamma", None)
         if g is not None and not isinstance(g, str):
             return float(g)
         if getattr(X, "ndim", 2) == 1:
             # non-vector objects (strings): there is no n_features and no distance
             # heuristic; a numeric gamma is reported as given, otherwise NaN
-            return float(self.gamma) if _is_real(self.gamma) else float("nan")
+            return float(self.gamma) if isinstance(self.gamma, Real) else float("nan")
         if self.gamma is None or isinstance(self.gamma, str):
             # kernels without gamma report what scikit-learn reports (1/n_features);
             # heuristics are resolved on squared distances
@@ -455,11 +535,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         nc = self.n_components
         if nc is None:
             return n
-        if _is_int(nc):
+        if not _is_fraction(nc):
             return min(n, int(nc))
         return n  # fraction: decided after the spectrum is known
 
-    def _storage_dtype(self, X, n: int) -> np.dtype:
+    def _storage_dtype(self, X, n: int, kernel: Kernel) -> np.dtype:
         if self.precision != "auto":
             return np.dtype(self.precision)
         if X.dtype == np.float32:
@@ -469,20 +549,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         # float32 only where it keeps the top eigenvalues accurate: not when centring
         # cancels most of K (e.g. linear kernel, data far from the origin)
         if n > FLOAT64_MAX_ROWS and float32_eigen_error(
-            self.kernel_, X, center=self.center, random_state=0
+            kernel, X, center=self.center, random_state=0
         ) <= FLOAT32_MAX_ERROR:
             return np.dtype(np.float32)
         return np.dtype(np.float64)
 
-    def _plan(self, X) -> _Plan:
+    def _plan(self, X, kernel: Kernel, distributed: bool = False) -> _Plan:
         """Resolve n_components, the solver, the storage precision and the budget."""
         n = X.shape[0]
         nc = self.n_components
-        fraction = float(nc) if _is_real(nc) and not _is_int(nc) else None
+        fraction = float(nc) if _is_fraction(nc) else None
         k = self._n_requested(n)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit
-        dtype = self._storage_dtype(X, n)
+        dtype = self._storage_dtype(X, n, kernel)
         dense_fits = self._is_precomputed() or n * n * dtype.itemsize <= budget
         solver, auto = self.eigen_solver, self.eigen_solver == "auto"
         if auto and fraction is not None:
@@ -491,14 +571,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             solver = "dense" if dense_fits and n <= DENSE_MAX_ROWS else "krylov"
         elif auto:
             # strings and precomputed kernels have no feature count
-            rank = self.kernel_.rank_bound(X.shape[1]) if self.kernel_.requires_vectors else None
+            rank = kernel.rank_bound(X.shape[1]) if kernel.requires_vectors else None
             solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank)
-        return _Plan(n, k, fraction, solver, dtype, budget, auto, dense_fits)
+        return _Plan(kernel, n, k, fraction, solver, dtype, budget, distributed, auto, dense_fits)
 
-    def _decompose(self, X, rng) -> tuple[EigenResult, float]:
+    def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False) -> _Decomposition:
         """kernel -> operator -> centring -> solver -> shared post-processing."""
-        plan = self._plan(X)
-        self._gram_dtype = plan.dtype.name  # a string: model files hold only plain values
+        plan = self._plan(X, kernel, distributed)
         # ARPACK on a small stored matrix makes thousands of products that each take
         # microseconds: waking a second BLAS thread for each costs more than it saves
         # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread; slower from
@@ -508,7 +587,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         with blas_threads(1 if serial else None):
             return self._decompose_planned(X, plan, rng)
 
-    def _decompose_planned(self, X, plan: _Plan, rng) -> tuple[EigenResult, float]:
+    def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
         op = self._kernel_operator(X, plan, rng)
         diag = op.diag()
         if not np.all(np.isfinite(diag)):
@@ -519,8 +598,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         # eigenvalues below n * eps * max K_ii are indistinguishable from the
         # round-off of K itself (and of the centring that subtracts its means)
         noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
-        op, centering = self._center_operator(op)
-        self._centering = centering
+        op, centering = self._center_operator(op, plan, rng)
         trace = op.trace()
         if not (np.isfinite(trace) and np.all(np.isfinite(centering.row_means))):
             raise ValueError(
@@ -537,7 +615,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             values=final.values.astype(out_dtype, copy=False),
             vectors=final.vectors.astype(out_dtype, copy=False),
         )
-        return final, trace
+        return _Decomposition(final, trace, centering, plan)
 
     def _kernel_operator(self, X, plan: _Plan, rng) -> KernelOperator:
         """The uncentred kernel matrix of the training data as an operator.
@@ -549,10 +627,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         in_process = self._is_precomputed() or plan.solver == "dense" or (
             plan.solver == "arpack" and plan.dense_fits
         )
-        if getattr(self, "_distributed", False) and not in_process:
+        if plan.distributed and not in_process:
             from .distributed import DaskKernelOperator
 
-            return DaskKernelOperator(self.kernel_, X, dtype=plan.dtype)
+            return DaskKernelOperator(plan.kernel, X, dtype=plan.dtype)
         if in_process:
             # ARPACK's single-vector products are cheapest on one contiguous matrix
             need = n * n * plan.dtype.itemsize
@@ -563,7 +641,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
                     f"{format_bytes(plan.budget)}; use eigen_solver='krylov' (matrix-free) "
                     "or raise memory_limit."
                 )
-            return self._dense_operator(X, plan.dtype)
+            return self._dense_operator(X, plan)
         # the budget covers the solver's float64 workspace too, not only K; a pass
         # over a fully stored K is cheap, so block Lanczos then takes narrow blocks
         stored = n * n * plan.dtype.itemsize <= plan.budget - workspace_bytes(
@@ -582,13 +660,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         b = krylov_block_size(k, cheap_pass=stored, n=n)
         if (plan.solver == "krylov" and plan.fraction is None
                 and krylov_basis_size(k, b) < n // 2):
-            probe = self._start_block(X, b, rng)
+            probe = self._start_block(X, plan.kernel, b, rng)
         return TiledKernelOperator(
-            self.kernel_, X, dtype=plan.dtype, memory_limit=kernel_budget,
+            plan.kernel, X, dtype=plan.dtype, memory_limit=kernel_budget,
             n_jobs=self.n_jobs, probe=probe,
         )
 
-    def _start_block(self, X, b: int, rng) -> np.ndarray | None:
+    def _start_block(self, X, kernel: Kernel, b: int, rng) -> np.ndarray | None:
         """Start block of the block Lanczos solver, shape (n, b), orthonormal, or None.
 
         Its product with ``K`` rides on the operator's construction pass.
@@ -597,11 +675,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
         (:func:`kpca.solvers.nystrom_start`): the solver then needs one pass over
         ``K~`` fewer than from a random block.
         """
-        if getattr(self.kernel_, "requires_vectors", True) and not self._is_precomputed():
-            return nystrom_start(self.kernel_, X, b, center=self.center, random_state=rng)
+        if getattr(kernel, "requires_vectors", True) and not self._is_precomputed():
+            return nystrom_start(kernel, X, b, center=self.center, random_state=rng)
         return krylov_start(X.shape[0], b, rng)
 
-    def _center_operator(self, op: KernelOperator) -> tuple[KernelOperator, Centering]:
+    def _center_operator(self, op: KernelOperator, plan: _Plan, rng
+                         ) -> tuple[KernelOperator, Centering]:
         """Centre in feature space (docs/math.md, "Centring in feature space"), or not
         (``center=False``).
 
@@ -644,10 +723,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             noise_floor=noise,
         )
 
-    def _dense_operator(self, X, dtype) -> DenseOperator:
+    def _dense_operator(self, X, plan: _Plan) -> DenseOperator:
         if self._is_precomputed():
             return DenseOperator(self._precomputed_gram(X), owned=True)
-        K, _ = gram_matrix(self.kernel_, X, dtype=dtype, n_jobs=self.n_jobs)
+        K, _ = gram_matrix(plan.kernel, X, dtype=plan.dtype, n_jobs=self.n_jobs)
         return DenseOperator(K, owned=True)
 
     def _decompose_fraction(
@@ -678,86 +757,47 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, PreimageMixin, TransformerMixin
             residuals=None if result.residuals is None else result.residuals[:m],
         )
 
-    # ------------------------------------------------------------------ transforming
-    @property
-    def _scaled_alphas(self) -> np.ndarray:
-        """``alpha_l = v_l / sqrt(mu_l)`` (0 for a zero eigenvalue), shape (n, k)."""
-        V, w = self.eigenvectors_, self.eigenvalues_
-        A = np.zeros_like(V)
-        nz = np.flatnonzero(w)
-        A[:, nz] = V[:, nz] / np.sqrt(w[nz])
-        return A
+    # ------------------------------------------------------------------ diagnostics
+    def _row_scale(self) -> np.ndarray | None:
+        """Scales ``s`` of the decomposed operator ``S K~ S`` (None: no scaling)."""
+        return None
 
-    def transform(self, X):
-        """Project X on the components: ``y_l(t) = sum_i alpha_li K~_t[t, i]``.
+    def influence(self):
+        """Empirical influence of each training point on the eigenvalues and eigenvectors.
 
-        Evaluated in row blocks by ``n_jobs`` threads, so memory stays bounded
-        (a few blocks of ``rows x n_train``) for any number of rows.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            For ``kernel='precomputed'``: the kernel between the new objects and
-            the training objects, shape (n_samples, n_train).
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_components)
+        O(n k^2) from the fitted eigenpairs (no refit): see
+        :class:`kpca.diagnostics.Influence`.
         """
         check_is_fitted(self)
-        from .distributed import is_dask_collection, transform_dask
+        diag = self.subspace_.basis_sqnorms()
+        s = self._row_scale()
+        if s is not None:
+            diag = diag * np.asarray(s, np.float64) ** 2
+        return Influence.from_eigenpairs(self.eigenvalues_, self.eigenvectors_, diag)
 
-        if is_dask_collection(X):  # lazy dask array, transformed chunk by chunk
-            return transform_dask(self, X, self.eigenvalues_.shape[0], self.eigenvectors_.dtype)
-        X = self._validate_X(X, reset=False, kernel=self.kernel_)
-        A = self._scaled_alphas
-        return self._project(X, A)
-
-    def _project(self, X, A: np.ndarray) -> np.ndarray:
-        """``K~_t @ A`` for the rows of ``X``, blocked and threaded, in A's dtype."""
-        n_train = self.X_fit_.shape[0]
-        dtype = np.dtype(getattr(self, "_gram_dtype", A.dtype))
-        workers = n_threads(self.n_jobs)
-        # Each worker holds one kernel block and its cast to A's dtype; a user's
-        # memory_limit smaller than the default block shrinks the blocks.
-        limit = parse_memory(getattr(self, "memory_limit", None))
-        block_bytes = TRANSFORM_BLOCK_BYTES if limit is None else min(
-            TRANSFORM_BLOCK_BYTES, limit // (3 * workers))
-        row_bytes = n_train * max(np.dtype(dtype).itemsize, A.dtype.itemsize)
-        rows = max(1, block_bytes // max(1, row_bytes))
-        out = np.empty((X.shape[0], A.shape[1]), dtype=A.dtype)
-        precomputed = self._is_precomputed()
-        prep = None if precomputed else self.kernel_.prepare(self.X_fit_, dtype)
-
-        def work(start: int) -> None:
-            Xb = X[start : start + rows]
-            if precomputed:
-                Kt = Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)
-            else:
-                Kt = self.kernel_.block_prepared(Xb, prep)
-            Kt = np.asarray(Kt, dtype=A.dtype)
-            out[start : start + rows] = self._centering.project(Kt, A)
-
-        starts = range(0, X.shape[0], rows)
-        # one block runs here, where n_jobs (if given) sets BLAS's own threads
-        with self._threads() if len(starts) <= 1 or workers <= 1 else nullcontext():
-            run_blocks(work, starts, workers)
-        if not np.all(np.isfinite(out)):
+    # ------------------------------------------------------------------ pre-images
+    def _ridge_inverse(self, Y: np.ndarray, return_info: bool, q: int | None = None):
+        """The learned pre-image (kernel ridge from scores to inputs, as scikit-learn)."""
+        k = self.X_transformed_fit_.shape[1]
+        if Y.ndim != 2 or Y.shape[1] != k:
             raise ValueError(
-                "the kernel between these rows and the training rows overflows (non-finite "
-                "values): scale the data or change the kernel parameters (degree, gamma, coef0)."
+                f"inverse_transform expects scores of shape (n_samples, {k}); got shape "
+                f"{Y.shape}."
             )
-        return out
+        if not np.all(np.isfinite(Y)):
+            raise ValueError("inverse_transform: the scores contain NaN or infinity.")
+        Z = ridge_preimage(score_space_kernel(self.kernel_), Y, self.X_transformed_fit_,
+                           self.dual_coef_, block_bytes=self._block_bytes(32 * 2**20, 8))
+        if not return_info:
+            return Z
+        q = k if q is None else q
+        space = self.subspace_.truncate(q)
+        residual = space.residual(np.asarray(Z, dtype=np.float64),
+                                  np.asarray(Y[:, :q], dtype=np.float64))
+        return Z, PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.pairwise = self._is_precomputed()
         return tags
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of transformed output features."""
-        return self.eigenvalues_.shape[0]

@@ -45,3 +45,22 @@ def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> 
         return [work(x) for x in items]
     with blas_threads(1), ThreadPoolExecutor(min(workers, len(items))) as pool:
         return list(pool.map(work, items))
+
+
+def run_stream(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> Iterable[T]:
+    """``(work(x) for x in items)`` in order, on ``workers`` threads (one BLAS thread
+    each), reading ``items`` lazily: at most ``2 * workers`` items are held at once.
+
+    For a stream that must not be materialised (row blocks read from a file).
+    """
+    if workers <= 1:
+        yield from (work(x) for x in items)
+        return
+    pending: list[Any] = []
+    with blas_threads(1), ThreadPoolExecutor(workers) as pool:
+        for x in items:
+            pending.append(pool.submit(work, x))
+            if len(pending) >= 2 * workers:
+                yield pending.pop(0).result()
+        for fut in pending:
+            yield fut.result()

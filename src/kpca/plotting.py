@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ._files import atomic_write
+
 logger = logging.getLogger("kpca")
 
 __all__ = [
@@ -76,8 +78,6 @@ def save_figure(fig: Any, path: str | os.PathLike, *, dpi: int = 120) -> Path:
     -------
     Path
     """
-    from .io import atomic_write
-
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in SAVE_FORMATS:

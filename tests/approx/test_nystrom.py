@@ -238,9 +238,9 @@ def test_auto_precision_keeps_float64_where_float32_would_cost_accuracy():
     auto = NystromKernelPCA(3, n_landmarks=50, kernel="linear", random_state=0).fit(X)
     f64 = NystromKernelPCA(3, n_landmarks=50, kernel="linear", random_state=0,
                            precision="float64").fit(X)
-    assert auto._block_dtype == np.float64
+    assert auto.subspace_.rows_dtype == "float64"
     np.testing.assert_allclose(auto.eigenvalues_, f64.eigenvalues_, rtol=1e-9)
     # well-scaled RBF data keep the fast float32 blocks
     Y = rng.standard_normal((5000, 4))
     rbf = NystromKernelPCA(3, n_landmarks=50, kernel="rbf", gamma=0.25, random_state=0).fit(Y)
-    assert rbf._block_dtype == np.float32
+    assert rbf.subspace_.rows_dtype == "float32"

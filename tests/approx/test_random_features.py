@@ -56,12 +56,12 @@ def test_many_features_approach_exact_kpca(kernel, gamma):
 
 def test_feature_map_is_unbiased_rbf_kernel():
     X = _data(30)
-    from kpca.approx import FourierMap
+    from kpca.kernels import FourierFeatures
 
     rng = np.random.RandomState(0)
     D = 20000
-    fmap = FourierMap(rng.normal(scale=np.sqrt(0.2), size=(3, D)),
-                      rng.uniform(0, 2 * np.pi, D), np.float64)
+    fmap = FourierFeatures(rng.normal(scale=np.sqrt(0.2), size=(3, D)),
+                           rng.uniform(0, 2 * np.pi, D))
     Z = fmap(X)
     K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))
     assert np.max(np.abs(Z @ Z.T - K)) < 0.05

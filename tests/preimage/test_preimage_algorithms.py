@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.decomposition import PCA
 
 from kpca import KernelPCA
-from kpca.preimage import Subspace, fixed_point_preimage, mds_from_distances, mds_preimage
+from kpca.preimage import fixed_point_preimage, mds_from_distances, mds_preimage
 
 
 def data(seed=0, n=60, d=3, m=9):
@@ -36,7 +36,7 @@ def test_fixed_point_vectorised_equals_per_point_loop(center):
     est = KernelPCA(6, kernel="rbf", gamma=gamma, center=center, eigen_solver="dense").fit(X)
     ref = NaiveKPCA(X, 6, "rbf", center=center, gamma=gamma)
     Y = est.transform(T)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     # tol=0: every point runs all 25 steps (unless it hits an exact fixed point)
     Z, info = fixed_point_preimage(space, Y, T, max_iter=25, tol=0.0, block_bytes=1)
     Z_ref = fixed_point_rbf_loop(X, ref.gammas(ref.scores(T)), T, gamma, 25)
@@ -60,7 +60,7 @@ def test_fixed_point_blocks_chunks_and_restarts_equal_per_point_loop(block_bytes
     Y = est.transform(T)
     G = ref.gammas(ref.scores(T))
     nearest = np.argmin(feature_sqdist(ref.K, G), axis=1)
-    Z, info = fixed_point_preimage(Subspace.from_estimator(est), Y, Z0, max_iter=20, tol=0.0,
+    Z, info = fixed_point_preimage(est.subspace_, Y, Z0, max_iter=20, tol=0.0,
                                    block_bytes=block_bytes)
     Z_ref = fixed_point_rbf_loop(X, G, Z0, gamma, 20, restart_to=nearest)
     assert_allclose(Z, Z_ref, atol=1e-7)
@@ -73,14 +73,14 @@ def test_fixed_point_converged_points_are_stationary():
     gamma = 0.5
     est = KernelPCA(5, kernel="rbf", gamma=gamma, eigen_solver="dense").fit(X)
     ref = NaiveKPCA(X, 5, "rbf", gamma=gamma)
-    Z, info = fixed_point_preimage(Subspace.from_estimator(est), est.transform(T), T,
+    Z, info = fixed_point_preimage(est.subspace_, est.transform(T), T,
                                    max_iter=500, tol=1e-9)
     assert info.converged.all()
     # one more naive step moves no point: z solves z = sum g k x / sum g k
     Z1 = fixed_point_rbf_loop(X, ref.gammas(ref.scores(T)), Z, gamma, 1)
     assert_allclose(Z1, Z, atol=1e-6)
     # and the feature-space error is no larger than at the start (the noisy input)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     assert np.all(space.residual(Z, Y) <= space.residual(T, Y) + 1e-12)
 
@@ -88,7 +88,7 @@ def test_fixed_point_converged_points_are_stationary():
 def test_fixed_point_flags_non_convergence():
     X, T = data(2)
     est = KernelPCA(5, kernel="rbf", gamma=0.5, eigen_solver="dense").fit(X)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     _, info = fixed_point_preimage(space, Y, T, max_iter=1, tol=1e-12)
     assert not info.converged.any() and np.all(info.n_iter == 1)
@@ -100,7 +100,7 @@ def test_fixed_point_flags_non_convergence():
 def test_fixed_point_far_start_restarts_without_nan(center):
     X, T = data(3)
     est = KernelPCA(4, kernel="rbf", gamma=1.0, center=center, eigen_solver="dense").fit(X)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     far = np.full_like(T, 1e4)  # every k(z, x_i) underflows to 0: the denominator vanishes
     Z, info = fixed_point_preimage(space, Y, far)
@@ -117,7 +117,7 @@ def test_fixed_point_far_inputs_uncentred_are_stuck_but_finite():
     T = np.full((3, 3), 1e3)
     Y = est.transform(T)
     assert_allclose(Y, 0)
-    Z, info = fixed_point_preimage(Subspace.from_estimator(est), Y, T)
+    Z, info = fixed_point_preimage(est.subspace_, Y, T)
     assert np.all(np.isfinite(Z)) and info.restarted.all() and not info.converged.any()
 
 
@@ -130,7 +130,7 @@ def test_polynomial_fixed_point_stationary_or_flagged(seed, k, center, degree):
     kw = dict(gamma=0.5, degree=degree, coef0=1.0)
     est = KernelPCA(k, kernel="poly", center=center, eigen_solver="dense", **kw).fit(X)
     ref = NaiveKPCA(X, k, "poly", center=center, **kw)
-    Z, info = fixed_point_preimage(Subspace.from_estimator(est), est.transform(T), T,
+    Z, info = fixed_point_preimage(est.subspace_, est.transform(T), T,
                                    max_iter=200, tol=1e-8)
     assert np.all(np.isfinite(Z))
     G = ref.gammas(ref.scores(T))
@@ -153,7 +153,7 @@ def test_linear_all_components_is_exact(center, method, kernel, kw):
     est = KernelPCA(kernel=kernel, center=center, eigen_solver="dense", **kw).fit(X)
     # all components: 4, plus the constant feature sqrt(coef0) of uncentred poly
     assert est.eigenvalues_.size == 4 + (kernel == "poly" and not center)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     if method == "fixed_point":
         Z, info = fixed_point_preimage(space, Y, np.zeros_like(T))
@@ -167,7 +167,7 @@ def test_linear_all_components_is_exact(center, method, kernel, kw):
 def test_linear_few_components_is_pca_reconstruction(method):
     X, T = data(6, n=50, d=4)
     est = KernelPCA(2, kernel="linear", eigen_solver="dense").fit(X)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     Z0 = np.zeros_like(T)
     Z = (fixed_point_preimage(space, Y, Z0)[0] if method == "fixed_point"
@@ -185,7 +185,7 @@ def test_training_points_with_all_components_are_exact(kernel, kw, method):
     rng = np.random.RandomState(7)
     X = rng.uniform(0, 1, (25, 3))
     est = KernelPCA(kernel=kernel, eigen_solver="dense", **kw).fit(X)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(X[:6])
     if method == "fixed_point":
         Z, info = fixed_point_preimage(space, Y, X[:6] + 0.01, max_iter=500, tol=1e-10)
@@ -226,7 +226,7 @@ def test_mds_vectorised_equals_per_point_loop(center):
     nbrs = np.argsort(fd2, axis=1)[:, :10]
     d2 = -np.log(np.clip(1 - fd2 / 2, 1e-300, 1)) / gamma
     Z_ref = mds_loop(X, d2, nbrs)
-    Z, info = mds_preimage(Subspace.from_estimator(est), est.transform(T), n_neighbors=10,
+    Z, info = mds_preimage(est.subspace_, est.transform(T), n_neighbors=10,
                            block_bytes=1)
     assert_allclose(Z, Z_ref, atol=1e-8)
     assert info.converged.all() and np.all(info.n_iter == 0)
@@ -252,7 +252,7 @@ def test_mds_polynomial_equals_per_point_loop(center, degree):
     d2 = np.maximum(zz[:, None] + (X**2).sum(1)[None, :] - 2 * zx, 0)
     nbrs = np.argsort(feature_sqdist(ref.K, G), axis=1)[:, :12]
     Z_ref = mds_loop(X, d2, nbrs)
-    Z, _ = mds_preimage(Subspace.from_estimator(est), est.transform(T), n_neighbors=12,
+    Z, _ = mds_preimage(est.subspace_, est.transform(T), n_neighbors=12,
                         block_bytes=1)
     assert_allclose(Z, Z_ref, atol=1e-7)
 
@@ -270,7 +270,7 @@ def test_sparse_training_data_gives_the_dense_result():
 def test_unsupported_kernel_is_named():
     X, T = data()
     est = KernelPCA(3, kernel="laplacian", gamma=0.5).fit(X)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     with pytest.raises(ValueError, match=r"supports the kernels \['rbf', 'poly', 'linear'\]"):
         mds_preimage(space, est.transform(T))
     with pytest.raises(ValueError, match=r"method='fixed_point' supports the kernels"):

@@ -211,7 +211,7 @@ def test_bad_parameters_are_named(Xy):
     X, T = Xy
     est = KernelPCA(3, kernel="rbf", gamma=0.3).fit(X)
     Y = est.transform(T)
-    methods = r"method must be one of \['ridge', 'fixed_point', 'mds'\]"
+    methods = r"method must be one of \['auto', 'ridge', 'fixed_point', 'mds'\]"
     with pytest.raises(ValueError, match=methods):
         est.inverse_transform(Y, method="newton")
     with pytest.raises(ValueError, match=r"method must be one of \['auto', 'ridge'"):
@@ -261,7 +261,7 @@ def test_unsupported_kernels_and_precomputed(Xy):
 @pytest.mark.parametrize("fit_method", ["fit", "fit_transform"])
 def test_ridge_preimage_is_fitted_once(Xy, monkeypatch, fit_method):
     """scikit-learn fits the learned pre-image twice in fit_transform; kpca once."""
-    import kpca.preimage._mixin as mixin
+    import kpca._kernel_pca as mixin
 
     calls = []
     real = mixin.fit_ridge_preimage
@@ -309,14 +309,14 @@ def test_preimages_are_blocked_over_training_rows():
     pre-image methods under a small block budget, and of denoise under memory_limit."""
     import tracemalloc
 
-    from kpca.preimage import Subspace, fixed_point_preimage, mds_preimage
+    from kpca.preimage import fixed_point_preimage, mds_preimage
 
     rng = np.random.RandomState(0)
     n, m, d = 800, 300, 64
     X, T = rng.uniform(0, 1, (n, d)), rng.uniform(0, 1, (m, d))
     est = KernelPCA(10, kernel="rbf", gamma=0.05, eigen_solver="dense", memory_limit="12MB",
                     fit_inverse_transform=True).fit(X)
-    space, Y = Subspace.from_estimator(est), est.transform(T)
+    space, Y = est.subspace_, est.transform(T)
     one_mn = m * n * 8  # 1.9 MB; m * n * d * 8 would be 123 MB
 
     def peak(fn):

@@ -1,4 +1,4 @@
-"""Subspace: expansion coefficients and feature-space geometry against full-matrix NumPy."""
+"""FittedSubspace: expansion coefficients and feature-space geometry against full-matrix NumPy."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from kpca import KernelPCA
-from kpca.preimage import Subspace
 
 
 def fitted(name, center, k, seed=0, n=40, d=3, **kw):
@@ -31,12 +30,11 @@ def fitted(name, center, k, seed=0, n=40, d=3, **kw):
 )
 def test_geometry_matches_full_matrices(seed, center, k, gamma):
     est, ref, X, T = fitted("rbf", center, k, seed=seed, gamma=gamma)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     G_ref = ref.gammas(ref.scores(T))  # independent eigh, so only sign-invariant quantities
-    c = space.offsets(Y)
     # columns blocks of Gamma, and their concatenation
-    G = np.hstack([space.coefficients(Y, c, j0, j1) for j0, j1 in [(0, 13), (13, 40)]])
+    G = np.hstack([space.coefficients(Y, j0, j1) for j0, j1 in [(0, 13), (13, 40)]])
     assert_allclose(G, G_ref, atol=1e-8)
     if center:
         assert_allclose(G.sum(axis=1), 1.0, atol=1e-10)
@@ -44,7 +42,7 @@ def test_geometry_matches_full_matrices(seed, center, k, gamma):
     pn_ref = np.einsum("ai,ij,aj->a", G_ref, K, G_ref)  # ||sum_i gamma_i phi(x_i)||^2
     assert_allclose(space.proj_sqnorm(Y), pn_ref, atol=1e-8)
     d2_ref = pn_ref[:, None] - 2 * G_ref @ K + np.diag(K)[None, :]
-    d2 = space.feature_sqdist(Y, 0, 40, space.fit_sqnorms())
+    d2 = space.feature_sqdist(Y, 0, 40, space.basis_sqnorms())
     assert_allclose(d2, np.maximum(d2_ref, 0), atol=1e-8)
 
 
@@ -53,9 +51,9 @@ def test_linear_expansion_is_pca_reconstruction():
     from sklearn.decomposition import PCA
 
     est, _, X, T = fitted("linear", True, 2)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
-    G = space.coefficients(Y, space.offsets(Y), 0, X.shape[0])
+    G = space.coefficients(Y, 0, X.shape[0])
     pca = PCA(2).fit(X)
     assert_allclose(G @ X, pca.inverse_transform(pca.transform(T)), atol=1e-10)
 
@@ -63,9 +61,9 @@ def test_linear_expansion_is_pca_reconstruction():
 @pytest.mark.parametrize("center", [True, False])
 def test_nearest_blocked_equals_brute_force(center):
     est, ref, X, T = fitted("rbf", center, 5, gamma=0.4)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
-    D = space.feature_sqdist(Y, 0, X.shape[0], space.fit_sqnorms())
+    D = space.feature_sqdist(Y, 0, X.shape[0], space.basis_sqnorms())
     for block_bytes in (1, 10**9):  # 64-column blocks (running top-k) and one block
         idx, d2 = space.nearest(Y, 6, block_bytes=block_bytes)
         assert_allclose(d2, np.sort(D, axis=1)[:, :6], atol=1e-12)
@@ -79,7 +77,7 @@ def test_nearest_blocked_equals_brute_force(center):
                                       ("linear", {})])
 def test_residual_matches_full_matrices(name, kw):
     est, ref, X, T = fitted(name, True, 3, **kw)
-    space = Subspace.from_estimator(est)
+    space = est.subspace_
     Y = est.transform(T)
     G = ref.gammas(ref.scores(T))
     Z = T + 0.1
@@ -92,6 +90,7 @@ def test_residual_matches_full_matrices(name, kw):
 
 def test_truncate_keeps_first_components():
     est, _, X, T = fitted("rbf", True, 5, gamma=0.5)
-    s3 = Subspace.from_estimator(est).truncate(3)
+    s3 = est.subspace_.truncate(3)
     assert s3.k == 3 and s3.n == X.shape[0]
-    assert_allclose(s3.alphas, Subspace.from_estimator(est, 3).alphas)
+    assert_allclose(s3.coef, est.subspace_.coef[:, :3])
+    assert_allclose(s3.basis_scores, est.subspace_.basis_scores[:, :3])

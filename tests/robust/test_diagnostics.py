@@ -111,14 +111,17 @@ def test_plot_outlier_map_draws_every_point(data):
 
     matplotlib.use("Agg")
     X, T = data
-    ax = robust.plot_outlier_map(KernelPCA(n_components=2).fit(X), T)
-    assert ax.collections[0].get_offsets().shape == (len(T), 2)
+    from kpca import plotting
+
+    fig, ax = plotting.plot_outlier_map(KernelPCA(n_components=2).fit(X), X=T)
+    assert sum(c.get_offsets().shape[0] for c in ax.collections) == len(T)
 
 
 # --------------------------------------------------------------------------- influence
 def _coef(est):
     """Coefficients b with f_l = sum_j b_jl phi(x_j) (centred, uncentred expansion)."""
-    A = est._scaled_alphas
+    V, mu = est.eigenvectors_, est.eigenvalues_
+    A = V / np.sqrt(mu)
     return A - A.mean(axis=0)
 
 
@@ -179,7 +182,9 @@ def test_unsupported_or_unfitted_models_are_refused(data):
     from kpca import NystromKernelPCA
 
     X, T = data
-    with pytest.raises(TypeError, match="est must be a kpca.KernelPCA"):
-        robust.outliers(NystromKernelPCA(2, n_landmarks=20, random_state=0).fit(X), T)
+    with pytest.raises(TypeError, match="est must be a fitted kpca estimator"):
+        robust.outliers(object(), T)
+    with pytest.raises(TypeError, match="eigenvectors"):
+        robust.influence(NystromKernelPCA(2, n_landmarks=20, random_state=0).fit(X))
     with pytest.raises(NotFittedError):
         robust.outlier_map(KernelPCA(2), T)

@@ -2,17 +2,17 @@
 PCA on an explicit feature map streamed over row blocks (docs/math.md, "Large n:
 Nyström and random features")."""
 
-from ._base import FeatureKernelPCA
+from ._base import FeatureKernelPCA, FeatureMap
 from ._feature_pca import FeaturePCA, FeatureStats, accumulate, solve
 from ._nystrom import LANDMARKS, NystromKernelPCA, NystromMap
-from ._random_features import FourierMap, RandomFeatureKernelPCA
+from ._random_features import RandomFeatureKernelPCA
 
 __all__ = [
     "LANDMARKS",
     "FeatureKernelPCA",
+    "FeatureMap",
     "FeaturePCA",
     "FeatureStats",
-    "FourierMap",
     "NystromKernelPCA",
     "NystromMap",
     "RandomFeatureKernelPCA",

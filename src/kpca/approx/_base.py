@@ -8,77 +8,88 @@ component selection and ``transform`` live here (see :mod:`._feature_pca`).
 from __future__ import annotations
 
 import logging
-from numbers import Integral, Real
+from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._base import BaseKernelPCA
 from .._kernel_pca import FLOAT64_MAX_ROWS
+from .._rows import RowSource
+from ..diagnostics import od_noise
+from ..subspace import FittedSubspace
 from . import _feature_pca as fp
 
 logger = logging.getLogger("kpca")
 
-#: rows drawn to resolve gamma heuristics and to pick the accumulation shift
+#: rows drawn to resolve gamma heuristics, pick the accumulation shift and set the
+#: outlier cut-offs
 SAMPLE_ROWS = 2000
-PRECISIONS = ("auto", "float32", "float64")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, Integral) and not isinstance(x, bool)
-
-
-def _is_real(x: Any) -> bool:
-    return isinstance(x, Real) and not isinstance(x, bool)
 
 
 def take_rows(X, idx: np.ndarray):
-    """Rows ``idx`` (sorted) of a numpy array, sparse matrix or dask array, in memory."""
+    """Rows ``idx`` (sorted) of an array, sparse matrix, dask array or RowSource."""
     from ..distributed import is_dask_array
 
+    idx = np.sort(idx)
+    if isinstance(X, RowSource):
+        return X.take(idx)
     if is_dask_array(X):
         from ..distributed import get_client
 
-        rows = get_client().compute(X[np.sort(idx)]).result()
+        rows = get_client().compute(X[idx]).result()
         _check_finite_chunk(rows)
         return rows
     return X[idx]
 
 
-class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Kernel PCA through an explicit finite feature map, streamed over row blocks.
+def row_blocks(X, rows: int):
+    """Consecutive row blocks of an array, sparse matrix or RowSource."""
+    if isinstance(X, RowSource):
+        return X.blocks(rows)
+    return (X[s : s + rows] for s in range(0, X.shape[0], rows))
 
-    Subclasses implement ``_check_map_params()`` and ``_build(X, n, rng, dtype)``
-    which returns ``(feature_map, W)``: a picklable callable giving the raw
-    features of a block of rows, shape (b, p), and the ``p x q`` linear map
-    applied after it (or ``None``).
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """What a subclass's ``_build`` returns.
+
+    Attributes
+    ----------
+    raw : callable
+        Raw features of a block of rows, shape (b, p); picklable, thread-safe.
+    W : ndarray of shape (p, q) or None
+        Linear map applied after ``raw`` (None: identity).
+    landmarks : ndarray of shape (p, d) or None
+        Expansion points when ``raw`` is ``k(., landmarks)`` (Nyström).
+    landmark_kernel : ndarray of shape (p, p) or None
+        ``k(landmarks, landmarks)`` (float64).
     """
 
-    # ------------------------------------------------------------------ validation
-    def _check_common(self) -> None:
-        nc = self.n_components
-        if not (
-            nc is None
-            or (_is_int(nc) and nc >= 1)
-            or (_is_real(nc) and not _is_int(nc) and 0 < nc < 1)
-        ):
-            raise ValueError(
-                "n_components must be None, an integer >= 1, or a float in (0, 1) (fraction "
-                f"of variance to explain); got {nc!r}."
-            )
-        bs = self.block_size
-        if not (bs is None or (_is_int(bs) and bs >= 1)):
-            raise ValueError(f"block_size must be None or an integer >= 1; got {bs!r}.")
-        nj = self.n_jobs
-        if not (nj is None or (_is_int(nj) and nj != 0)):
-            raise ValueError(f"n_jobs must be None or a non-zero integer; got {nj!r}.")
-        if self.precision not in PRECISIONS:
-            raise ValueError(
-                f"precision must be one of {list(PRECISIONS)}; got {self.precision!r}."
-            )
+    raw: Any
+    W: np.ndarray | None = None
+    landmarks: np.ndarray | None = None
+    landmark_kernel: np.ndarray | None = None
+
+
+class FeatureKernelPCA(BaseKernelPCA):
+    """Kernel PCA through an explicit finite feature map, streamed over row blocks.
+
+    Subclasses declare their parameters (``_parameter_constraints``) and implement
+    ``_build(X, sample, rng, dtype)``, which returns a :class:`FeatureMap`: the raw
+    features of a block of rows and the linear map applied after them.
+    """
+
+    _parameter_constraints: dict = {
+        **BaseKernelPCA._parameter_constraints,
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
+    }
 
     def _compute_dtype(self, X, sample) -> np.dtype:
         """Dtype of the feature blocks: ``precision``; for ``'auto'``, float32 for
@@ -91,12 +102,15 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return np.dtype(self.precision)
 
     def _validate(self, X, *, reset: bool):
-        """Validated numpy/sparse X, or a dask array (not materialised)."""
+        """Validated numpy/sparse X, a RowSource, or a dask array (not materialised)."""
         from ..distributed import as_dask_array, get_client, is_dask_collection
 
-        if is_dask_collection(X):
-            get_client()  # chunk sizes / DataFrame lengths are computed on the cluster too
-            X, names = as_dask_array(X)
+        if isinstance(X, RowSource):
+            names = X.feature_names
+        if is_dask_collection(X) or isinstance(X, RowSource):
+            if not isinstance(X, RowSource):
+                get_client()  # chunk sizes / DataFrame lengths are computed on the cluster
+                X, names = as_dask_array(X)
             if X.ndim != 2:
                 raise ValueError(f"Expected a 2-D dask array; got {X.ndim} dimensions.")
             if X.shape[0] < 1 or X.shape[1] < 1:
@@ -105,6 +119,9 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                     "is required."
                 )
             if X.dtype not in (np.float32, np.float64):
+                if isinstance(X, RowSource):
+                    raise ValueError(f"a RowSource must give float32 or float64 rows; got "
+                                     f"{X.dtype}.")
                 X = X.astype(np.float64)
             if reset:
                 self.n_features_in_ = X.shape[1]
@@ -127,15 +144,21 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             ensure_min_samples=1,
         )
 
+    def _validate_new(self, X: Any) -> Any:
+        return self._validate(X, reset=False)
+
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model in one streamed pass over the rows of X.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            Training data. A dask collection is processed chunk by chunk on the
-            active ``distributed.Client`` (see :func:`kpca.distributed.get_client`).
+        X : {array-like, sparse matrix, RowSource, dask array, dask DataFrame} of shape \
+(n_samples, n_features)
+            Training data. A :class:`kpca.RowSource` (e.g. :func:`kpca.io.open_rows`)
+            is read block by block, never whole; a dask collection is processed
+            chunk by chunk on the active ``distributed.Client``.
         y : Ignored
 
         Returns
@@ -144,43 +167,63 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         from ..distributed import get_client, is_dask_array
 
-        self._check_common()
-        self._check_map_params()
         X = self._validate(X, reset=True)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         out_dtype = np.dtype(X.dtype)
-        sample_idx = np.sort(rng.choice(n, size=min(n, SAMPLE_ROWS), replace=False))
-        sample = take_rows(X, sample_idx)
+        sample = take_rows(X, rng.choice(n, size=min(n, SAMPLE_ROWS), replace=False))
         dtype = self._compute_dtype(X, sample)
-        fmap, W = self._build(X, sample, rng, dtype)
-        shift = np.asarray(fmap(sample), dtype=np.float64).mean(axis=0)
+        fmap = self._build(X, sample, rng, dtype)
+        shift = np.asarray(fmap.raw(sample), dtype=np.float64).mean(axis=0)
         p = shift.shape[0]
         if is_dask_array(X):
-            stats = _dask_stats(X, fmap, shift, get_client())
+            stats = _dask_stats(X, fmap.raw, shift, get_client())
         else:
             rows = fp.block_rows(p, dtype.itemsize, self.block_size)
-            stats = fp.accumulate(fmap, X, shift, rows, self.n_jobs)
+            stats = fp.accumulate(fmap.raw, row_blocks(X, rows), shift, self.n_jobs)
         nc = self.n_components
-        top = min(int(nc), n) if _is_int(nc) else None
-        res = fp.solve(stats, shift, W, top)
+        top = min(int(nc), n) if isinstance(nc, Integral) else None
+        res = fp.solve(stats, shift, fmap.W, top)
         k = fp.n_keep(self.n_components, res.covariance_eigenvalues, res.trace, n)
         lam = res.covariance_eigenvalues[:k]
         U = res.components[:, :k]
-        self._feature_map = fmap
-        self._block_dtype = dtype
         self.mean_ = res.mean
         self.components_ = U.T.astype(out_dtype)
-        self._projection = U if W is None else W @ U  # P = W U, (p, k), float64
         self.eigenvalues_ = (n * lam).astype(out_dtype)
         self.explained_variance_ = lam.astype(out_dtype)
         ratio = lam / res.trace if res.trace > 0 else np.zeros_like(lam)
         self.explained_variance_ratio_ = ratio.astype(out_dtype)
         self.n_components_ = k
         self.n_samples_ = n
+        self.subspace_ = self._subspace(fmap, res.mean, U, lam, sample, dtype)
+        self._set_outlier_statistics(*self.subspace_.distances(
+            *self.subspace_.raw_projection(sample)))
         logger.info("%s: n=%d, p=%d raw features, q=%d, k=%d", type(self).__name__, n, p,
                     res.components.shape[0], k)
         return self
+
+    def _subspace(self, fmap: FeatureMap, mean: np.ndarray, U: np.ndarray, lam: np.ndarray,
+                  sample, dtype: np.dtype) -> FittedSubspace:
+        """The fitted subspace of PCA on ``phi = f W`` (docs/math.md, "The fitted subspace").
+
+        Landmarks (``f = k(., Z)``): ``theta`` is the projection of the training mean
+        of ``phi`` on ``span phi(Z)``, ``g = W W^T mean``, and ``C = W U``. An
+        explicit map (``W = None``): ``g = mean`` and ``C = U`` over unit vectors.
+        """
+        kernel = self.kernel_
+        if fmap.landmarks is None:
+            return FittedSubspace(kernel, None, U, mean, mean, float(mean @ mean), lam,
+                                  features=fmap.raw, rows_dtype=dtype.name)
+        W = fmap.W
+        P = W @ U
+        g = W @ (W.T @ mean)
+        Kmm = fmap.landmark_kernel
+        m = Kmm @ g
+        scores = Kmm @ P - P.T @ mean
+        return FittedSubspace(
+            kernel, fmap.landmarks, P, g, m, float(mean @ g), lam, basis_scores=scores,
+            od_noise=od_noise(kernel.diag(sample), dtype), rows_dtype=dtype.name,
+        )
 
     def fit_transform(self, X, y=None, **params):
         """Fit, then project the training rows (a second streamed pass).
@@ -191,16 +234,14 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         return self.fit(X).transform(X)
 
-    # ------------------------------------------------------------------ transforming
     def transform(self, X):
-        """Project X: ``y(t) = (phi(t) - mean phi) U``, with the training mean.
+        """Project X: ``y(t) = (phi(t) - theta) . f_l``, centred with the training mean.
 
-        See docs/math.md, "Centring in feature space" and "Large n: Nyström and
-        random features".
+        See docs/math.md, "Large n: Nyström and random features".
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, RowSource, dask array} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -208,50 +249,18 @@ class FeatureKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             In X's float dtype. For dask input, a lazy dask array with the same row
             chunks (call ``.compute()``; it runs on the active client).
         """
-        from ..distributed import is_dask_array
+        if isinstance(X, RowSource):
+            check_is_fitted(self)
+            X = self._validate(X, reset=False)
+            rows = fp.block_rows(self.subspace_.n, 8, self.block_size)
+            return np.concatenate([super(FeatureKernelPCA, self).transform(b)
+                                   for b in X.blocks(rows)])
+        return super().transform(X)
 
-        check_is_fitted(self)
-        X = self._validate(X, reset=False)
-        dtype = np.dtype(X.dtype)
-        if is_dask_array(X):
-            import dask
-
-            X = X.rechunk({1: -1})
-            # the map and its coefficients enter the graph once, not once per chunk
-            fmap, mean, P = (dask.delayed(a, pure=True) for a in
-                             (self._feature_map, self.mean_, self._projection))
-            return X.map_blocks(
-                _project_dask_block, fmap, mean, P, dtype=dtype,
-                meta=np.empty((0, 0), dtype), chunks=(X.chunks[0], (self.n_components_,)),
-            )
-        rows = fp.block_rows(self.mean_.shape[0], self._block_dtype.itemsize, self.block_size)
-        out = np.empty((X.shape[0], self.n_components_), dtype=dtype)
-
-        def work(start: int, stop: int) -> None:
-            out[start:stop] = project_block(X[start:stop], self._feature_map, self.mean_,
-                                            self._projection)
-
-        fp.map_rows(work, X.shape[0], rows, self.n_jobs)
-        return out
-
-    # ------------------------------------------------------------------ sklearn glue
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
-
-def project_block(Xb, fmap, mean: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """Scores of one block: ``(f(Xb) - mean) @ P`` in Xb's float dtype, shape (b, k)."""
-    dt = np.float32 if getattr(Xb, "dtype", None) == np.float32 else np.float64
-    F = np.asarray(fmap(Xb))
-    F = F - mean.astype(F.dtype)
-    return np.asarray(F @ P.astype(F.dtype), dtype=dt)
+    def _block_bytes(self, default: int, copies: int) -> int:
+        # blocks of ``block_size`` rows, or what fits the streaming block budget
+        p = self.subspace_.n
+        return fp.block_rows(p, 8, self.block_size) * p * 8
 
 
 def _check_finite_chunk(Xb) -> None:
@@ -259,11 +268,6 @@ def _check_finite_chunk(Xb) -> None:
     values = Xb.data if sp.issparse(Xb) else Xb
     if not np.all(np.isfinite(values)):
         raise ValueError("Input X contains NaN or infinity (in a chunk of the dask array).")
-
-
-def _project_dask_block(Xb, fmap, mean: np.ndarray, P: np.ndarray) -> np.ndarray:
-    _check_finite_chunk(Xb)
-    return project_block(Xb, fmap, mean, P)
 
 
 def _block_stats(Xb, fmap, shift: np.ndarray) -> fp.FeatureStats:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .._parallel import run_blocks
+from .._parallel import run_stream
 
 logger = logging.getLogger("kpca")
 
@@ -100,27 +100,24 @@ def block_rows(p: int, itemsize: int, block_size: int | None = None,
 
 def accumulate(
     raw: Callable[[np.ndarray], np.ndarray],
-    X,
+    blocks: Iterable,
     shift: np.ndarray,
-    rows: int,
     n_jobs: int | None = 1,
 ) -> FeatureStats:
-    """Stream ``X`` in blocks of ``rows`` rows and sum their statistics.
+    """Sum the statistics of a stream of row blocks.
 
-    With several threads, thread ``t`` handles blocks ``t, t + T, t + 2T, ...``
-    into its own accumulator (BLAS limited to one thread each, so the kernel
-    evaluation -- element-wise NumPy loops, which release the GIL -- runs in
-    parallel too); the ``T`` partial sums are added in thread order, so the
-    result is deterministic for a given thread count. Memory: ``T`` blocks and
-    ``T`` ``p x p`` accumulators.
+    Blocks are read lazily and processed on ``n_jobs`` threads (one BLAS thread
+    each, so the element-wise kernel loops, which release the GIL, also run in
+    parallel); their statistics are added in block order, so the result is
+    deterministic. Memory: about ``2 n_jobs`` blocks and their ``p x p`` scatters.
 
     Parameters
     ----------
     raw : callable
         ``raw(X_block) -> F_block`` of shape (b, p). Must be thread-safe.
-    X : ndarray or sparse matrix of shape (n, d)
+    blocks : iterable of ndarray or sparse matrix
+        Row blocks, e.g. slices of an array or :meth:`kpca.RowSource.blocks`.
     shift : ndarray of shape (p,)
-    rows : int
     n_jobs : int or None, default=1
         Threads (``None`` or -1: all cores; see :func:`kpca.operators.n_threads`).
 
@@ -130,34 +127,11 @@ def accumulate(
     """
     from ..operators import n_threads
 
-    starts = range(0, X.shape[0], rows)
-    T = min(n_threads(n_jobs), len(starts))
-
-    def work(t: int) -> FeatureStats:
-        stats = FeatureStats.zeros(shift.shape[0])
-        for start in starts[t::T]:
-            stats = stats + FeatureStats.of_block(raw(X[start : start + rows]), shift)
-        return stats
-
-    if T < 1:
-        return FeatureStats.zeros(shift.shape[0])
-    parts = run_blocks(work, range(T), T)
-    total = parts[0]
-    for part in parts[1:]:
+    total = FeatureStats.zeros(shift.shape[0])
+    for part in run_stream(lambda Xb: FeatureStats.of_block(raw(Xb), shift), blocks,
+                           n_threads(n_jobs)):
         total = total + part
     return total
-
-
-def map_rows(func: Callable[[int, int], None], n: int, rows: int,
-             n_jobs: int | None = 1) -> None:
-    """Call ``func(start, stop)`` for every block of ``rows`` rows of ``range(n)``, on
-    ``n_jobs`` threads (BLAS limited to one thread each). ``func`` writes its own
-    output slice."""
-    from ..operators import n_threads
-
-    starts = range(0, n, rows)
-    T = min(n_threads(n_jobs), len(starts))
-    run_blocks(lambda s: func(s, min(n, s + rows)), starts, T)
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import logging
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernel_pca import FLOAT32_MAX_ERROR
-from ..kernels import Kernel, Precomputed, check_gamma, make_kernel
+from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from ..operators import float32_eigen_error
-from ._base import FeatureKernelPCA, _is_int, _is_real, take_rows
-from ._preimage import LandmarkPreimageMixin
+from ._base import FeatureKernelPCA, FeatureMap, take_rows
 
 logger = logging.getLogger("kpca")
 
@@ -40,7 +41,7 @@ class NystromMap:
         return np.asarray(self.kernel.block_prepared(Xb, self.prep))
 
 
-class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
+class NystromKernelPCA(FeatureKernelPCA):
     """Kernel PCA with the Nyström approximation, streamed over row blocks.
 
     With ``m`` landmarks ``Z``, the approximate feature map is
@@ -55,9 +56,9 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
     ``O(m (d + k))`` per row.
 
     Pre-images (rbf, poly and linear kernels): :meth:`inverse_transform` and
-    :meth:`denoise` invert ``P phi(t)`` expanded over the landmarks (fixed point or
-    MDS, see :mod:`kpca.approx._preimage`), at ``O(m)`` kernel evaluations per
-    iteration and point.
+    :meth:`denoise` invert ``P phi(t) = theta + sum_l y_l f_l``, expanded over the
+    landmarks (``subspace_``; fixed point or MDS, docs/preimages.md), at ``O(m)``
+    kernel evaluations per iteration and point.
 
     Parameters
     ----------
@@ -103,6 +104,9 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
         -1: all cores), each with single-threaded BLAS.
     random_state : int, RandomState instance or None, default=None
         Landmark sampling, k-means and the heuristics' subsample.
+    contamination : 'auto' or float in (0, 0.5], default='auto'
+        Threshold of the outlier detector (``predict``), as :class:`kpca.KernelPCA`;
+        the cut-offs come from the fit's sample of at most 2,000 rows.
 
     Attributes
     ----------
@@ -140,6 +144,19 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
     (500, 2)
     """
 
+    _parameter_constraints: dict = {
+        **FeatureKernelPCA._parameter_constraints,
+        "n_landmarks": [Interval(Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions(set(LANDMARKS))],
+        "kernel": [StrOptions(set(KERNELS) - {"precomputed", "spectrum"}), Kernel, callable],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+                  None],
+        "degree": [Interval(Real, 0, np.inf, closed="left")],
+        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+        "kernel_params": [dict, None],
+        "rcond": [Interval(Real, 0, 1, closed="left"), None],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -156,6 +173,7 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
         precision="auto",
         n_jobs=None,
         random_state=None,
+        contamination="auto",
     ):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -170,39 +188,16 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
         self.precision = precision
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _check_map_params(self) -> None:
-        if not (_is_int(self.n_landmarks) and self.n_landmarks >= 1):
-            raise ValueError(f"n_landmarks must be an integer >= 1; got {self.n_landmarks!r}.")
-        if self.landmarks not in LANDMARKS:
-            raise ValueError(f"landmarks must be one of {list(LANDMARKS)}; got {self.landmarks!r}.")
-        if (isinstance(self.kernel, str) and self.kernel == "precomputed") or isinstance(
-            self.kernel, Precomputed
-        ):
-            raise ValueError(
-                "kernel='precomputed' is not available for NystromKernelPCA (it needs "
-                "k(landmarks, x) for every row); use kpca.KernelPCA."
-            )
-        if not (isinstance(self.kernel, (str, Kernel)) or callable(self.kernel)):
-            raise ValueError(
-                "kernel must be a kernel name, a kpca.kernels.Kernel or a callable; "
-                f"got {self.kernel!r}."
-            )
-        check_gamma(self.gamma)
-        if not (_is_real(self.degree) and np.isfinite(self.degree) and self.degree >= 0):
-            raise ValueError(f"degree must be a finite number >= 0; got {self.degree!r}.")
-        if not (_is_real(self.coef0) and np.isfinite(self.coef0)):
-            raise ValueError(f"coef0 must be a finite number; got {self.coef0!r}.")
-        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
-            raise ValueError(f"kernel_params must be a dict or None; got {self.kernel_params!r}.")
-        if not (self.rcond is None or (_is_real(self.rcond) and 0 <= self.rcond < 1)):
-            raise ValueError(f"rcond must be None or a number in [0, 1); got {self.rcond!r}.")
+        self.contamination = contamination
 
     def _build(self, X, sample, rng, dtype):
         kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
-        if not kernel.requires_vectors:
-            raise ValueError(f"NystromKernelPCA needs a vector kernel; got {kernel!r}.")
+        if not kernel.requires_vectors or isinstance(kernel, Precomputed):
+            raise ValueError(
+                f"NystromKernelPCA needs a vector kernel (it evaluates k(landmarks, x) for "
+                f"every row); got {kernel!r}. Use kpca.KernelPCA."
+            )
         self.kernel_ = kernel.resolve(sample, random_state=rng)
         g = getattr(self.kernel_, "gamma", None)
         self.gamma_ = None if g is None else float(g)
@@ -229,7 +224,7 @@ class NystromKernelPCA(LandmarkPreimageMixin, FeatureKernelPCA):
         self.normalization_ = W
         logger.info("Nystrom: %d landmarks (%s), %d kept by rcond=%g", m, self.landmarks,
                     int(keep.sum()), rcond)
-        return NystromMap(self.kernel_, Z, dtype), W
+        return FeatureMap(NystromMap(self.kernel_, Z, dtype), W, Z, Kmm)
 
     def _compute_dtype(self, X, sample) -> np.dtype:
         """As the base class, but float64 where float32 kernel values would cost the

@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels import RBF, Laplacian, check_gamma, make_kernel
-from ._base import FeatureKernelPCA, _is_int
+from ..kernels import GAMMA_HEURISTICS, RBF, FourierFeatures, Laplacian, make_kernel
+from ._base import FeatureKernelPCA, FeatureMap
 
 logger = logging.getLogger("kpca")
 
 RFF_KERNELS = ("rbf", "laplacian")
-
-
-class FourierMap:
-    """``z(x) = sqrt(2 / D) cos(x W + b)`` for a block of rows, shape (b, D). Picklable."""
-
-    def __init__(self, weights: np.ndarray, offset: np.ndarray, dtype: Any):
-        self.weights = np.asarray(weights, dtype=dtype)
-        self.offset = np.asarray(offset, dtype=dtype)
-        self.scale = np.sqrt(2.0 / weights.shape[1])
-
-    def __call__(self, Xb) -> np.ndarray:
-        Z = np.asarray(safe_sparse_dot(Xb, self.weights, dense_output=True))
-        Z = Z.astype(self.weights.dtype, copy=False)
-        Z += self.offset
-        np.cos(Z, out=Z)
-        Z *= Z.dtype.type(self.scale)
-        return Z
 
 
 class RandomFeatureKernelPCA(FeatureKernelPCA):
@@ -68,6 +51,12 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         Threads streaming the row blocks of ``fit`` and ``transform`` (``None`` or
         -1: all cores), each with single-threaded BLAS.
     random_state : int, RandomState instance or None, default=None
+    contamination : 'auto' or float in (0, 0.5], default='auto'
+        Threshold of the outlier detector (``predict``), as :class:`NystromKernelPCA`.
+
+    Pre-images: none. Random Fourier features are not expanded over input points,
+    so ``inverse_transform`` and ``denoise`` raise an error naming
+    :class:`NystromKernelPCA`, whose landmark pre-images apply at the same scale.
 
     Attributes
     ----------
@@ -90,6 +79,14 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     feature_names_in_ : ndarray of shape (n_features_in_,)
     """
 
+    _parameter_constraints: dict = {
+        **FeatureKernelPCA._parameter_constraints,
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [StrOptions(set(RFF_KERNELS)), RBF, Laplacian],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+                  None],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -101,6 +98,7 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         precision="auto",
         n_jobs=None,
         random_state=None,
+        contamination="auto",
     ):
         self.n_components = n_components
         self.n_features = n_features
@@ -110,19 +108,7 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         self.precision = precision
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _check_map_params(self) -> None:
-        if not (_is_int(self.n_features) and self.n_features >= 1):
-            raise ValueError(f"n_features must be an integer >= 1; got {self.n_features!r}.")
-        ok = (isinstance(self.kernel, str) and self.kernel in RFF_KERNELS) or isinstance(
-            self.kernel, (RBF, Laplacian)
-        )
-        if not ok:
-            raise ValueError(
-                f"kernel must be one of {list(RFF_KERNELS)} (or a kpca.kernels.RBF / "
-                f"Laplacian) for random Fourier features; got {self.kernel!r}."
-            )
-        check_gamma(self.gamma)
+        self.contamination = contamination
 
     def _build(self, X, sample, rng, dtype):
         kernel = make_kernel(self.kernel, gamma=self.gamma)
@@ -137,4 +123,4 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         b = rng.uniform(0, 2 * np.pi, size=D)
         self.random_weights_ = W
         self.random_offset_ = b
-        return FourierMap(W, b, dtype), None
+        return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name))

@@ -42,14 +42,18 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._tables import atomic_write
+from .._files import atomic_write
+from .._kernel_pca import KernelPCA
+from .._version import __version__
+from ..approx import NystromKernelPCA, RandomFeatureKernelPCA
+from ..robust import AnovaKernelPCA, SphericalKernelPCA, WeightedKernelPCA
 
 logger = logging.getLogger("kpca")
 
 #: identifies kpca model files
 FORMAT_NAME = "kpca-model"
 #: version of the on-disk layout; bumped when it changes incompatibly
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _META_KEY = "__meta__"
 _TYPE = "__type__"
@@ -59,6 +63,8 @@ _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DATACLASSES: dict[str, str] = {
     "Centering": "kpca.operators:Centering",
     "EigenResult": "kpca.solvers:EigenResult",
+    "FittedSubspace": "kpca.subspace:FittedSubspace",
+    "FourierFeatures": "kpca.kernels:FourierFeatures",
 }
 
 
@@ -127,19 +133,19 @@ class _Encoder:
                 _TYPE: "dict",
                 "items": {k: self.encode(v, f"{where}[{k!r}]") for k, v in value.items()},
             }
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self._dataclass(value, where)
         if isinstance(value, kernels.Callable) or (
             callable(value) and not isinstance(value, (kernels.Kernel, type))
         ):
             kind = "a callable kernel" if "kernel" in where.lower() else "a Python callable"
             raise ValueError(
-                f"cannot save a model with {kind} ({where}={value!r}): a model file holds "
+                f"cannot save a model with {kind} ({where}={value!r:.80}): a model file holds "
                 "no code. Use a named kernel or a kpca.kernels object, or persist the "
                 "estimator by other means (e.g. pickle, at your own risk)."
             )
         if isinstance(value, kernels.Kernel):
             return self._kernel(value, where)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return self._dataclass(value, where)
         raise ValueError(
             f"cannot save {where}: values of type {type(value).__module__}."
             f"{type(value).__qualname__} are not supported in model files ({value!r:.80})."
@@ -205,11 +211,16 @@ class _Encoder:
         }
 
 
-def _estimator_class(name: str) -> type:
-    import kpca
+#: the estimators a model file may hold, by class name
+ESTIMATOR_CLASSES: dict[str, type] = {
+    cls.__name__: cls for cls in (KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA,
+                                  WeightedKernelPCA, SphericalKernelPCA, AnovaKernelPCA)
+}
 
-    cls = getattr(kpca, name, None) if name in getattr(kpca, "__all__", ()) else None
-    if not (isinstance(cls, type) and issubclass(cls, BaseEstimator)):
+
+def _estimator_class(name: str) -> type:
+    cls = ESTIMATOR_CLASSES.get(name)
+    if cls is None:
         raise ValueError(
             f"class {name!r} is not an estimator exported by kpca; only kpca estimators "
             "can be loaded."
@@ -263,9 +274,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
 
 
 def _version() -> str:
-    import kpca
-
-    return str(getattr(kpca, "__version__", "unknown"))
+    return __version__
 
 
 # ------------------------------------------------------------------------- decoding
@@ -435,10 +444,13 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
     version = meta.get("format_version")
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"{source}: corrupt kpca model file: format version {version!r}.")
-    if version > FORMAT_VERSION:
+    if version != FORMAT_VERSION:
+        advice = ("upgrade kpca to load it" if version > FORMAT_VERSION else
+                  f"refit the model and save it again with kpca {_version()}")
         raise ValueError(
-            f"{source}: model file format version {version} is newer than this kpca "
-            f"({_version()}) supports ({FORMAT_VERSION}); upgrade kpca to load it."
+            f"{source}: model file format version {version} (kpca "
+            f"{meta.get('kpca_version')}), but this kpca ({_version()}) reads version "
+            f"{FORMAT_VERSION}; {advice}."
         )
     name = meta.get("class")
     if not isinstance(name, str):
@@ -518,6 +530,8 @@ def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
     X_fit = getattr(estimator, "X_fit_", None)
     if X_fit is not None:
         out["n_samples_fit"] = int(X_fit.shape[0])
+    elif hasattr(estimator, "n_samples_"):
+        out["n_samples_fit"] = int(estimator.n_samples_)
     for attr, key in (
         ("n_features_in_", "n_features_in"),
         ("eigen_solver_", "eigen_solver"),

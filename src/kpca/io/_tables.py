@@ -1,12 +1,10 @@
-"""Reading and writing numeric tables (.csv, .tsv, .npy, .parquet) for the CLI.
+"""Reading numeric tables (.csv, .tsv, .npy, .parquet) whole.
 
-* :func:`read_table` returns a float array and the column names (if the file
-  has them). CSV needs only the standard library and numpy; Parquet needs
-  pyarrow (``pip install kpca[io]``), imported only when a Parquet file is used.
-* :func:`write_table` writes atomically: the data go to a temporary file in the
-  destination directory, which then replaces the destination with
-  :func:`os.replace`. On any error the temporary file is removed, so a failed
-  write never leaves a partial (or any) output file.
+:func:`read_table` returns a float array and the column names (if the file has
+them). CSV needs only the standard library and numpy; Parquet needs pyarrow
+(``pip install kpca[io]``), imported only when a Parquet file is used. The
+helpers here (format, header detection, cell and column checks) are shared with
+the block-by-block readers of :mod:`._sources`; writing is in :mod:`._write`.
 
 Every problem with the user's file is reported as a ``ValueError`` whose message
 names the file and, where it applies, the row and column.
@@ -14,20 +12,20 @@ names the file and, where it applies, the row and column.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import logging
-import os
-import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
+from .._files import PathLike
+
 logger = logging.getLogger("kpca")
 
-#: file extensions understood by :func:`read_table` and :func:`write_table`
+#: file extensions understood by :func:`read_table`, :func:`~kpca.io.open_rows` and
+#: :func:`~kpca.io.write_table`
 TABLE_FORMATS: dict[str, str] = {
     ".csv": "comma-separated text",
     ".tsv": "tab-separated text",
@@ -36,8 +34,6 @@ TABLE_FORMATS: dict[str, str] = {
 }
 
 _IO_EXTRA_HINT = "pip install kpca[io]"
-
-PathLike = str | os.PathLike
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -152,19 +148,7 @@ def _read_delimited(
                 "every row needs the same number of columns."
             )
 
-    if header is None:
-        numeric = [_parse_float(c) is not None for c in first]
-        if all(numeric):
-            header = False
-        elif not any(numeric):
-            header = True
-        else:
-            bad = [c for c, ok in zip(first, numeric, strict=True) if not ok]
-            raise ValueError(
-                f"{path}: cannot tell whether row {lines[0]} is a header: it mixes numbers "
-                f"and text ({', '.join(repr(c) for c in bad[:3])}); pass header=True/False "
-                "(CLI: --header / --no-header)."
-            )
+    header = _detect_header(path, first, lines[0], header)
     columns = [c.strip() for c in first] if header else None
     data, data_lines = (rows[1:], lines[1:]) if header else (rows, lines)
     if not data:
@@ -178,6 +162,27 @@ def _read_delimited(
         _raise_bad_cell(path, data, data_lines, columns)
         raise AssertionError("unreachable")  # pragma: no cover
     return X, columns
+
+
+def _detect_header(path: Path, first: list[str], line: int, header: bool | None) -> bool:
+    """Whether the first row ``first`` (file line ``line``) is a header.
+
+    ``header`` given: that. ``None``: all cells non-numeric is a header, all
+    numbers is data, a mix is a ``ValueError``.
+    """
+    if header is not None:
+        return bool(header)
+    numeric = [_parse_float(c) is not None for c in first]
+    if all(numeric):
+        return False
+    if not any(numeric):
+        return True
+    bad = [c for c, ok in zip(first, numeric, strict=True) if not ok]
+    raise ValueError(
+        f"{path}: cannot tell whether row {line} is a header: it mixes numbers "
+        f"and text ({', '.join(repr(c) for c in bad[:3])}); pass header=True/False "
+        "(CLI: --header / --no-header)."
+    )
 
 
 def _column_label(j: int, columns: Sequence[str] | None) -> str:
@@ -201,11 +206,13 @@ def _raise_bad_cell(
     raise ValueError(f"{path}: could not parse the table as numbers.")  # pragma: no cover
 
 
-def _read_npy(path: Path) -> np.ndarray:
+def _load_npy(path: Path, mmap_mode: str | None = None) -> np.ndarray:
+    """``np.load`` of a .npy file, every failure a ``ValueError`` naming the file,
+    then :func:`_check_npy`."""
     try:
-        X = np.load(path, allow_pickle=False)
+        X = np.load(path, allow_pickle=False, mmap_mode=mmap_mode)
     except ValueError as exc:
-        if "pickle" in str(exc).lower():
+        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
             raise ValueError(
                 f"{path}: holds Python objects (pickled data), which are never loaded; "
                 "save a numeric array instead."
@@ -217,19 +224,54 @@ def _read_npy(path: Path) -> np.ndarray:
         raise ValueError(f"{path}: cannot read: {exc}.") from None
     if not isinstance(X, np.ndarray):  # pragma: no cover - np.load of a .npy is an array
         raise ValueError(f"{path}: not a .npy array file.")
-    if X.dtype.names is not None or not (
-        np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_
-    ) or np.issubdtype(X.dtype, np.complexfloating):
-        raise ValueError(f"{path}: holds {X.dtype} values; a real numeric array is needed.")
-    if X.ndim != 2:
-        raise ValueError(
-            f"{path}: expected a 2-D array (rows x columns); got shape {X.shape}."
-        )
-    if X.size == 0:
-        raise ValueError(f"{path}: the array is empty (shape {X.shape}).")
+    _check_npy(path, X.dtype, X.shape)
+    return X
+
+
+def _check_npy(path: Path, dtype: np.dtype, shape: tuple[int, ...]) -> None:
+    """A .npy array must be a non-empty 2-D array of real numbers."""
+    if dtype.names is not None or not (
+        np.issubdtype(dtype, np.number) or dtype == np.bool_
+    ) or np.issubdtype(dtype, np.complexfloating):
+        raise ValueError(f"{path}: holds {dtype} values; a real numeric array is needed.")
+    if len(shape) != 2:
+        raise ValueError(f"{path}: expected a 2-D array (rows x columns); got shape {shape}.")
+    if 0 in shape:
+        raise ValueError(f"{path}: the array is empty (shape {shape}).")
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    X = _load_npy(path)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     return X
+
+
+def _parquet_columns(path: Path, pa: Any, schema: Any) -> tuple[list[str], np.dtype]:
+    """Column names of a Parquet schema, and the float dtype they are read as
+    (float32 when every column is float32). Non-numeric columns are an error."""
+    columns = [str(c) for c in schema.names]
+    for j, field in enumerate(schema):
+        t = field.type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+            raise ValueError(
+                f"{path}: {_column_label(j, columns)} has type {t}; all columns must be numeric."
+            )
+    single = len(columns) > 0 and all(pa.types.is_float32(f.type) for f in schema)
+    return columns, np.dtype(np.float32 if single else np.float64)
+
+
+def _parquet_column(path: Path, col: Any, j: int, columns: list[str], dtype: np.dtype,
+                    first_row: int = 0) -> np.ndarray:
+    """One Parquet column (chunked array) as a float array; nulls are an error that
+    names the column and the first missing data row (counted from ``first_row``)."""
+    if col.null_count:
+        first = next(i for i, v in enumerate(col.is_null().to_pylist()) if v)
+        raise ValueError(
+            f"{path}: {_column_label(j, columns)} has {col.null_count} missing value(s) "
+            f"(first in data row {first_row + first + 1})."
+        )
+    return np.asarray(col.to_numpy(zero_copy_only=False)).astype(dtype, copy=False)
 
 
 def _read_parquet(path: Path) -> tuple[np.ndarray, list[str]]:
@@ -240,167 +282,8 @@ def _read_parquet(path: Path) -> tuple[np.ndarray, list[str]]:
         raise ValueError(f"{path}: not a readable Parquet file ({exc}).") from None
     if table.num_rows == 0 or table.num_columns == 0:
         raise ValueError(f"{path}: the table is empty ({table.num_rows} rows).")
-    columns = [str(c) for c in table.column_names]
-    arrays = []
+    columns, dtype = _parquet_columns(path, pa, table.schema)
+    X = np.empty((table.num_rows, len(columns)), dtype=dtype)
     for j in range(len(columns)):
-        col = table.column(j)
-        t = col.type
-        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
-            raise ValueError(
-                f"{path}: {_column_label(j, columns)} has type {t}; all columns must be numeric."
-            )
-        if col.null_count:
-            first = next(i for i, v in enumerate(col.is_null().to_pylist()) if v)
-            raise ValueError(
-                f"{path}: {_column_label(j, columns)} has {col.null_count} missing value(s) "
-                f"(first in data row {first + 1})."
-            )
-        arrays.append(np.asarray(col.to_numpy()))
-    dtype = np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64
-    X = np.column_stack([a.astype(dtype, copy=False) for a in arrays])
+        X[:, j] = _parquet_column(path, table.column(j), j, columns, dtype)
     return X, columns
-
-
-# ---------------------------------------------------------------------------- writing
-def check_output_path(path: PathLike, *, table: bool = True) -> Path:
-    """Fail early (before any computation) if ``path`` cannot be an output file.
-
-    Parameters
-    ----------
-    path : str or path-like
-    table : bool, default=True
-        Also require a table extension understood by :func:`write_table`.
-
-    Returns
-    -------
-    Path
-
-    Raises
-    ------
-    ValueError
-        Unknown extension, missing directory, or ``path`` is a directory.
-    """
-    path = Path(path)
-    if table:
-        _format_of(path)
-    if path.is_dir():
-        raise ValueError(f"{path}: is a directory.")
-    if not path.parent.is_dir():
-        raise ValueError(f"{path}: the directory {str(path.parent)!r} does not exist.")
-    return path
-
-
-@contextlib.contextmanager
-def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
-    """Open a temporary file next to ``path``; on success it replaces ``path``.
-
-    The temporary file lives in the destination directory (so :func:`os.replace`
-    is an atomic rename on the same file system) and is created with the usual
-    permissions (``0o666`` minus the umask). If the body raises, the temporary
-    file is removed and ``path`` is untouched.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination.
-    mode : {'wb', 'w'}
-        Binary or text.
-    **open_kwargs
-        Passed to :func:`open` (e.g. ``newline=''``, ``encoding=``).
-
-    Yields
-    ------
-    file object
-    """
-    path = check_output_path(path, table=False)
-    directory = path.parent
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666)
-            break
-        except FileExistsError:  # pragma: no cover - 48 random bits
-            continue
-    else:  # pragma: no cover
-        raise OSError(f"could not create a temporary file in {directory}")
-    try:
-        with os.fdopen(fd, mode, **open_kwargs) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def write_table(path: PathLike, Z: Any, columns: Sequence[str] | None = None) -> None:
-    """Write a 2-D numeric array atomically as .csv, .tsv, .npy or .parquet.
-
-    Parameters
-    ----------
-    path : str or path-like
-        Destination; the format follows the extension.
-    Z : array-like of shape (n_rows, n_columns)
-    columns : sequence of str, default=None
-        Column names (CSV header, Parquet column names; ignored for .npy).
-        ``None`` means ``col0, col1, ...`` for CSV and Parquet.
-
-    Notes
-    -----
-    Text formats write the shortest decimal that reads back to the same value,
-    so float64 (and float32) values survive a round trip exactly.
-    """
-    path = Path(path)
-    ext = _format_of(path)
-    Z = np.asarray(Z)
-    if Z.ndim != 2:
-        raise ValueError(f"write_table: expected a 2-D array; got shape {Z.shape}.")
-    if columns is None:
-        columns = [f"col{j}" for j in range(Z.shape[1])]
-    columns = [str(c) for c in columns]
-    if len(columns) != Z.shape[1]:
-        raise ValueError(
-            f"write_table: {len(columns)} column names for {Z.shape[1]} columns."
-        )
-    if ext in (".csv", ".tsv"):
-        delimiter = "\t" if ext == ".tsv" else ","
-        with atomic_write(path, "w", newline="", encoding="utf-8") as fh:
-            write_delimited(fh, Z, columns, delimiter)
-    elif ext == ".npy":
-        with atomic_write(path, "wb") as fh:
-            np.save(fh, Z, allow_pickle=False)
-    else:
-        pa = _import_pyarrow("writing")
-        table = pa.table({name: Z[:, j] for j, name in enumerate(_unique(columns))})
-        with atomic_write(path, "wb") as fh:
-            pa.parquet.write_table(table, fh)
-    logger.info("wrote %d x %d table to %s", Z.shape[0], Z.shape[1], path)
-
-
-def write_delimited(
-    fh: IO[str], Z: np.ndarray, columns: Sequence[str], delimiter: str = ","
-) -> None:
-    """Write a header and the rows of ``Z`` to an open text file."""
-    writer = csv.writer(fh, delimiter=delimiter, lineterminator="\n")
-    writer.writerow(columns)
-    # numpy's str() of a float is the shortest string that reads back to the same
-    # value (float32 stays short), so text output is exact and compact
-    rows_per_chunk = max(1, 2**16 // max(1, Z.shape[1]))
-    for start in range(0, Z.shape[0], rows_per_chunk):
-        writer.writerows(Z[start : start + rows_per_chunk].astype(str).tolist())
-
-
-def _unique(names: Sequence[str]) -> list[str]:
-    """Make column names unique (Parquet needs distinct names)."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}_{seen[name]}"
-        seen.setdefault(name, 0)
-        out.append(name)
-    return out

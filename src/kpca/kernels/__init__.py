@@ -4,6 +4,7 @@ See :mod:`kpca.kernels._base` for the contract.
 """
 
 from ._base import Kernel, dot_block, sq_euclidean_block
+from ._features import FourierFeatures
 from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
 from ._standard import (
     KERNELS,
@@ -29,6 +30,7 @@ __all__ = [
     "Anova",
     "Callable",
     "Cosine",
+    "FourierFeatures",
     "Kernel",
     "Laplacian",
     "Linear",

@@ -38,7 +38,8 @@ import logging
 import numpy as np
 
 from ..kernels import RBF, Linear, Polynomial
-from ._base import BLOCK_BYTES, PreimageInfo, Subspace
+from ..subspace import BLOCK_BYTES, FittedSubspace
+from ._base import PreimageInfo
 
 logger = logging.getLogger("kpca")
 
@@ -59,7 +60,7 @@ def check_fixed_point_kernel(kernel) -> None:
         )
 
 
-def _data_scale(space: Subspace, block_bytes: int = BLOCK_BYTES) -> float:
+def _data_scale(space: FittedSubspace, block_bytes: int = BLOCK_BYTES) -> float:
     """``sqrt(trace Cov X)``: the spread of the training inputs (1 if degenerate)."""
     total = 0.0
     mean = np.zeros(space.n_features)
@@ -73,13 +74,13 @@ def _data_scale(space: Subspace, block_bytes: int = BLOCK_BYTES) -> float:
     return s if np.isfinite(s) and s > 0 else 1.0
 
 
-def _step(space: Subspace, prep, Z: np.ndarray, Y: np.ndarray, c: np.ndarray,
-          block_bytes: int, G: np.ndarray | None = None, rows: np.ndarray | None = None
+def _step(space: FittedSubspace, prep, Z: np.ndarray, Y: np.ndarray, block_bytes: int,
+          G: np.ndarray | None = None, rows: np.ndarray | None = None
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One update for the rows of ``Z``: numerator (m, d), denominator (m,), sum |w| (m,).
 
     ``G`` (optional): the expansion coefficients ``Gamma`` of a whole chunk of
-    points, cached by the caller; ``Z``, ``Y`` and ``c`` are then its rows ``rows``.
+    points, cached by the caller; ``Z`` and ``Y`` are then its rows ``rows``.
     Without it ``Gamma`` is recomputed block by block (``Y (SA)^T``: m x k x n
     flops, more than the kernel itself when k exceeds the input dimension).
     """
@@ -92,7 +93,7 @@ def _step(space: Subspace, prep, Z: np.ndarray, Y: np.ndarray, c: np.ndarray,
     poly = isinstance(kernel, Polynomial)
     for j0, j1 in space.column_blocks(m, block_bytes):
         # (a copy: W is scaled in place below)
-        W = space.coefficients(Y, c, j0, j1) if G is None else G[rows, j0:j1]
+        W = space.coefficients(Y, j0, j1) if G is None else G[rows, j0:j1]
         Xb = space.rows(j0, j1)
         if rbf:
             W *= kernel.block_prepared(Z, prep[j0:j1])
@@ -119,7 +120,7 @@ def _step(space: Subspace, prep, Z: np.ndarray, Y: np.ndarray, c: np.ndarray,
 
 
 def fixed_point_preimage(
-    space: Subspace,
+    space: FittedSubspace,
     Y: np.ndarray,
     Z0: np.ndarray,
     *,
@@ -131,8 +132,8 @@ def fixed_point_preimage(
 
     Parameters
     ----------
-    space : Subspace
-        The fitted subspace (kernel, training inputs, dual coefficients, centring).
+    space : FittedSubspace
+        The fitted subspace (kernel, expansion points, coefficients, centre).
     Y : ndarray of shape (m, k)
         Scores on the ``space.k`` components (the points ``P phi(t)`` to invert).
     Z0 : ndarray of shape (m, d)
@@ -167,9 +168,9 @@ def fixed_point_preimage(
         # closed form: P phi(t) = sum_i gamma_i x_i lies in input space (max_iter ignored)
         for a0 in range(0, m, chunk):
             sl = slice(a0, a0 + chunk)
-            Z[sl] = _step(space, None, Z[sl], Y[sl], space.offsets(Y[sl]), block_bytes)[0]
+            Z[sl] = _step(space, None, Z[sl], Y[sl], block_bytes)[0]
         return Z, PreimageInfo("fixed_point", np.ones(m, bool), np.ones(m, np.intp), restarted)
-    prep = space.kernel.prepare(space.X_fit, np.float64) if isinstance(space.kernel, RBF) \
+    prep = space.kernel.prepare(space.basis, np.float64) if isinstance(space.kernel, RBF) \
         else None
     scale = _data_scale(space, block_bytes)
     if isinstance(space.kernel, RBF):
@@ -177,22 +178,20 @@ def fixed_point_preimage(
     thresh = tol * scale
     for a0 in range(0, m, chunk):
         idx = np.arange(a0, min(m, a0 + chunk))
-        c_all = space.offsets(Y[idx])
         # Gamma does not change between iterations: cache it for the chunk when
         # it fits in one block (it is then gathered per active row and column block)
         G = None
         if idx.size * space.n * 8 <= block_bytes:
             G = np.empty((idx.size, space.n))
             for j0, j1 in space.column_blocks(idx.size, block_bytes):
-                G[:, j0:j1] = space.coefficients(Y[idx], c_all, j0, j1)
+                G[:, j0:j1] = space.coefficients(Y[idx], j0, j1)
         active = np.arange(idx.size)
         for _ in range(max_iter):
             if active.size == 0:
                 break
             rows = idx[active]
             Za = Z[rows]
-            num, den, absw = _step(space, prep, Za, Y[rows], c_all[active], block_bytes,
-                                   G, active)
+            num, den, absw = _step(space, prep, Za, Y[rows], block_bytes, G, active)
             with np.errstate(all="ignore"):
                 Znew = num / den[:, None]
             bad = ~(np.abs(den) > _VANISH * absw) | ~np.all(np.isfinite(Znew), axis=1)

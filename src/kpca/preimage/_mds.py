@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import RBF, Linear, Polynomial
-from ._base import BLOCK_BYTES, PreimageInfo, Subspace
+from ..subspace import BLOCK_BYTES, FittedSubspace
+from ._base import PreimageInfo
 
 #: kernels the distance-based pre-image supports (the distance map is invertible)
 MDS_KERNELS = ("rbf", "poly", "linear")
@@ -53,13 +54,13 @@ def _root(x: np.ndarray, p: float) -> np.ndarray:
     return np.maximum(x, 0.0) ** (1.0 / p)
 
 
-def input_sqdist(space: Subspace, Y: np.ndarray, idx: np.ndarray, fd2: np.ndarray
+def input_sqdist(space: FittedSubspace, Y: np.ndarray, idx: np.ndarray, fd2: np.ndarray
                  ) -> np.ndarray:
     """Input-space squared distances from the pre-image to the neighbours ``idx``.
 
     Parameters
     ----------
-    space : Subspace
+    space : FittedSubspace
     Y : ndarray of shape (m, k)
         Scores.
     idx : ndarray of int, shape (m, q)
@@ -117,7 +118,7 @@ def mds_from_distances(N: np.ndarray, d2: np.ndarray, rcond: float = 1e-6) -> np
 
 
 def mds_preimage(
-    space: Subspace,
+    space: FittedSubspace,
     Y: np.ndarray,
     *,
     n_neighbors: int = 10,
@@ -128,7 +129,7 @@ def mds_preimage(
 
     Parameters
     ----------
-    space : Subspace
+    space : FittedSubspace
     Y : ndarray of shape (m, k)
         Scores on the ``space.k`` components.
     n_neighbors : int, default=10

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from ..kernels import Anova, Kernel
-from ._base import BLOCK_BYTES
+from ..subspace import BLOCK_BYTES
 
 
 def score_space_kernel(kernel: Kernel) -> Kernel:

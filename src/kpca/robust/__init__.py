@@ -8,17 +8,17 @@ Estimators (drop-in :class:`kpca.KernelPCA` subclasses):
 * :class:`WeightedKernelPCA` -- Campbell-weighted feature-space covariance;
 * :class:`AnovaKernelPCA` -- ANOVA kernel with learned per-variable weights ``beta_``.
 
-Diagnostics (functions of any fitted KPCA model, also methods of the estimators
-above): :func:`score_distance`, :func:`orthogonal_distance`, :func:`distances`,
-:func:`cutoffs`, :func:`outlier_map`, :func:`outlier_scores`, :func:`outliers`,
-:func:`plot_outlier_map`, :func:`influence`.
+Diagnostics are methods of every kpca estimator (``est.outlier_map(X)``,
+``est.score_samples(X)``, ...); the functions :func:`score_distance`,
+:func:`orthogonal_distance`, :func:`distances`, :func:`cutoffs`,
+:func:`outlier_map`, :func:`outlier_scores`, :func:`outliers`, :func:`influence`
+and :func:`raw_projection` are the same for any fitted estimator. The plot is
+:func:`kpca.plotting.plot_outlier_map`.
 """
 
+from ..diagnostics import Influence, OutlierMap
 from ._anova import AnovaKernelPCA, beta_update
-from ._base import DiagnosticsMixin
 from ._diagnostics import (
-    Influence,
-    OutlierMap,
     cutoffs,
     distances,
     influence,
@@ -26,7 +26,6 @@ from ._diagnostics import (
     outlier_map,
     outlier_scores,
     outliers,
-    plot_outlier_map,
     raw_projection,
     score_distance,
 )
@@ -35,7 +34,6 @@ from ._weighted import WeightedKernelPCA, campbell_weights
 
 __all__ = [
     "AnovaKernelPCA",
-    "DiagnosticsMixin",
     "Influence",
     "OutlierMap",
     "SphericalKernelPCA",
@@ -49,7 +47,6 @@ __all__ = [
     "outlier_map",
     "outlier_scores",
     "outliers",
-    "plot_outlier_map",
     "raw_projection",
     "score_distance",
 ]

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
 
+from .._base import extend_init
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
-from ._base import DiagnosticsMixin, _is_int, _is_real
 
 logger = logging.getLogger("kpca")
 
@@ -60,7 +62,10 @@ def beta_update(a: np.ndarray, c: float | None = None) -> np.ndarray:
     return s / np.linalg.norm(s)
 
 
-class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
+@extend_init(KernelPCA, drop=("kernel", "degree", "coef0", "kernel_params"), n_components=2,
+             c=None,
+             beta_tol=1e-6, beta_max_iter=100)
+class AnovaKernelPCA(KernelPCA):
     """Kernel PCA with an ANOVA kernel whose per-variable weights are learned.
 
     ``K_beta(x, y) = sum_j beta_j exp(-gamma (x_j - y_j)^2)``. The fit maximises the
@@ -123,77 +128,26 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
     coef0 = 1
     kernel_params = None
 
-    def __init__(
-        self,
-        n_components=2,
-        *,
-        gamma=None,
-        c=None,
-        beta_tol=1e-6,
-        beta_max_iter=100,
-        alpha=1.0,
-        fit_inverse_transform=False,
-        eigen_solver="auto",
-        tol=0,
-        max_iter=None,
-        iterated_power="auto",
-        remove_zero_eig=False,
-        random_state=None,
-        copy_X=True,
-        n_jobs=None,
-        center=True,
-        memory_limit=None,
-        precision="auto",
-    ):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.c = c
-        self.beta_tol = beta_tol
-        self.beta_max_iter = beta_max_iter
-        self.alpha = alpha
-        self.fit_inverse_transform = fit_inverse_transform
-        self.eigen_solver = eigen_solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.iterated_power = iterated_power
-        self.remove_zero_eig = remove_zero_eig
-        self.random_state = random_state
-        self.copy_X = copy_X
-        self.n_jobs = n_jobs
-        self.center = center
-        self.memory_limit = memory_limit
-        self.precision = precision
+    _parameter_constraints: dict = {
+        **{k: v for k, v in KernelPCA._parameter_constraints.items()
+           if k not in ("kernel", "degree", "coef0", "kernel_params")},
+        "c": [Interval(Real, 1, np.inf, closed="left"), None],
+        "beta_tol": [Interval(Real, 0, None, closed="neither")],
+        "beta_max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
 
-    def _check_params(self) -> None:
-        super()._check_params()
-        if not (self.c is None or (_is_real(self.c) and np.isfinite(self.c) and self.c >= 1)):
-            raise ValueError(
-                f"c must be None or a number >= 1 (the L1 bound of a unit-norm beta); "
-                f"got {self.c!r}."
-            )
-        if not (_is_real(self.beta_tol) and self.beta_tol > 0):
-            raise ValueError(f"beta_tol must be a number > 0; got {self.beta_tol!r}.")
-        if not (_is_int(self.beta_max_iter) and self.beta_max_iter >= 1):
-            raise ValueError(
-                f"beta_max_iter must be an integer >= 1; got {self.beta_max_iter!r}."
-            )
+    def _make_kernel(self, beta: np.ndarray | None = None) -> Anova:
+        return Anova(gamma=self.gamma, beta=beta)
 
-    def _make_kernel(self):
-        return Anova(gamma=self.gamma, beta=getattr(self, "_beta_now", None))
-
-    def _fit_inverse(self, X_transformed, X) -> None:
-        if not getattr(self, "_in_beta_loop", False):
-            super()._fit_inverse(X_transformed, X)
-
-    def _variable_terms(self, X) -> np.ndarray:
+    def _variable_terms(self, X, result, gamma: float) -> np.ndarray:
         """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows)."""
-        keep = self.eigenvalues_ > 0
-        V = np.asarray(self.eigenvectors_[:, keep], dtype=np.float64)
+        keep = result.values > 0
+        V = np.asarray(result.vectors[:, keep], dtype=np.float64)
         if self.center:
             V = V - V.mean(axis=0)
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         n, p = X.shape
-        g = float(self.gamma_)
+        g = float(gamma)
         rows = max(1, _BLOCK_BYTES // (8 * max(1, n)))
         a = np.zeros(p)
         T = np.empty((min(rows, n), n))
@@ -209,18 +163,18 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
         return a
 
     def _fit(self, X) -> np.ndarray:
-        self._check_params()
-        self._beta_now = None
+        X, distributed, rng = self._prepare_fit(X)
         objective, path = [], []
-        converged = False
-        self._in_beta_loop = True
-        try:
+        converged, beta = False, None
+        with self._threads():
             for it in range(self.beta_max_iter):
-                Z = super()._fit(X)
-                beta = self.kernel_._beta(self.n_features_in_)
-                objective.append(float(np.sum(self.eigenvalues_[self.eigenvalues_ > 0])))
+                kernel = self._make_kernel(beta).resolve(X, random_state=rng)
+                dec = self._decompose(X, kernel, rng, distributed)
+                beta = kernel._beta(X.shape[1])
+                values = dec.result.values
+                objective.append(float(np.sum(values[values > 0])))
                 path.append(beta)
-                a = self._variable_terms(self.X_fit_)
+                a = self._variable_terms(X, dec.result, kernel.gamma)
                 new = beta_update(a, None if self.c is None else float(self.c))
                 step = float(np.linalg.norm(new - beta))
                 logger.info("anova kpca iteration %d: objective %.6g, step %.3g",
@@ -228,10 +182,8 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
                 if step <= self.beta_tol:
                     converged = True
                     break
-                self._beta_now = new
-        finally:
-            self._in_beta_loop = False
-            self.__dict__.pop("_beta_now", None)
+                beta = new
+            self.gamma_ = self._resolved_gamma(kernel, X, rng)
         if not converged:
             warnings.warn(
                 f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} iterations; "
@@ -244,8 +196,4 @@ class AnovaKernelPCA(DiagnosticsMixin, KernelPCA):
         self.beta_path_ = np.asarray(path)
         self.n_iter_ = len(objective)
         self.converged_ = converged
-        if self.fit_inverse_transform:
-            super()._fit_inverse(Z, self.X_fit_)
-        return Z
-
-
+        return self._set_fitted(X, kernel, dec)

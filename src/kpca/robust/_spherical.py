@@ -6,13 +6,15 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
+from .._base import extend_init
+from .._kernel_pca import KernelPCA
+from ..diagnostics import robust_scale
 from ..operators import Centering
-from . import _diagnostics as diag
 from ._base import RobustKernelPCA, spatial_median
 
 
+@extend_init(KernelPCA, robust_tol=1e-7, robust_max_iter=500)
 class SphericalKernelPCA(RobustKernelPCA):
     """Spherical kernel PCA (docs/math.md, "Robust KPCA and diagnostics").
 
@@ -77,44 +79,10 @@ class SphericalKernelPCA(RobustKernelPCA):
     (100, 2)
     """
 
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        kernel="linear",
-        gamma=None,
-        degree=3,
-        coef0=1,
-        kernel_params=None,
-        alpha=1.0,
-        fit_inverse_transform=False,
-        eigen_solver="auto",
-        tol=0,
-        max_iter=None,
-        iterated_power="auto",
-        remove_zero_eig=False,
-        random_state=None,
-        copy_X=True,
-        n_jobs=None,
-        center=True,
-        memory_limit=None,
-        precision="auto",
-        robust_tol=1e-7,
-        robust_max_iter=500,
-    ):
-        super().__init__(
-            n_components, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, alpha=alpha,
-            fit_inverse_transform=fit_inverse_transform, eigen_solver=eigen_solver, tol=tol,
-            max_iter=max_iter, iterated_power=iterated_power, remove_zero_eig=remove_zero_eig,
-            random_state=random_state, copy_X=copy_X, n_jobs=n_jobs, center=center,
-            memory_limit=memory_limit, precision=precision,
-        )
-        self.robust_tol = robust_tol
-        self.robust_max_iter = robust_max_iter
+    _normalized = True
 
-    def _robust_centering(self, op, diag_k, plan, rng) -> Centering:
-        floor = self._dist_floor
+    def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
+                          ) -> Centering:
         if self.center:
             g, m, c, dist, n_iter, ok = spatial_median(
                 op, diag_k, tol=self.robust_tol, max_iter=self.robust_max_iter, floor=floor
@@ -136,55 +104,8 @@ class SphericalKernelPCA(RobustKernelPCA):
         scale = 1.0 / np.maximum(dist, floor)
         return Centering(m, c, enabled=bool(self.center), weights=g, scale=scale)
 
-    def _fit(self, X) -> np.ndarray:
-        Z = super()._fit(X)
-        dist = np.maximum(self.distances_, self._dist_floor)
-        raw = np.asarray(Z, np.float64) * dist[:, None]
-        mad = diag.robust_scale(raw)
-        self.score_variance_ = mad**2
-        self._robust_statistics(raw, self.distances_**2)
-        return Z
+    def _row_scale(self) -> np.ndarray:
+        return 1.0 / np.maximum(self.distances_, self.subspace_.norm_floor)
 
-    def _project(self, X, A: np.ndarray) -> np.ndarray:
-        """Projection of the normalised new points ``(phi(t) - theta) / ||phi(t) - theta||``."""
-        if self._is_precomputed():
-            raise ValueError(
-                "SphericalKernelPCA.transform with kernel='precomputed' needs k(t, t) to "
-                "normalise new objects; use kpca.robust.raw_projection(model, K_t, "
-                "kernel_diag=...) and divide by the square root of its second output."
-            )
-        # X was validated by transform; raw_projection validates again (cheap)
-        Y, sq = diag.raw_projection(self, X, A)
-        Y /= np.maximum(np.sqrt(sq), self._dist_floor)[:, None]
-        return Y.astype(A.dtype, copy=False)
-
-    # ------------------------------------------------------------------ pre-images
-    def _preimage_scores(self, X, A: np.ndarray) -> np.ndarray:
-        """Coordinates ``<phi(t) - theta, f_l>`` of new points (not normalised).
-
-        ``denoise`` with 'fixed_point' / 'mds' inverts ``theta + sum_l y_l f_l``, the
-        projection of ``phi(t)`` itself on the spherical subspace; the learned
-        ('ridge') map was fitted on ``transform``'s normalised scores and gets those.
-        """
-        if getattr(self, "_ridge_denoise", False):
-            return self._project(X, A)
-        Y, _ = diag.raw_projection(self, X, A)
-        return Y.astype(A.dtype, copy=False)
-
-    def denoise(self, X, **params):
-        """Project X on the first spherical components, then take the pre-image.
-
-        As :meth:`kpca.KernelPCA.denoise`. 'fixed_point' and 'mds' invert the
-        projection ``theta + sum_l <phi(t) - theta, f_l> f_l`` of ``phi(t)`` on the
-        affine subspace through the spatial median; 'ridge' applies the learned map
-        to ``transform(X)``.
-        """
-        method = params.get("method", "auto")
-        if method == "auto":
-            check_is_fitted(self)
-            method = self._auto_method()
-        self._ridge_denoise = method == "ridge"
-        try:
-            return super().denoise(X, **params)
-        finally:
-            self.__dict__.pop("_ridge_denoise", None)
+    def _score_variance(self, raw: np.ndarray) -> np.ndarray:
+        return robust_scale(np.asarray(raw, np.float64)) ** 2

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._base import extend_init
+from .._kernel_pca import KernelPCA
+from ..diagnostics import MAD_SCALE, robust_scale
 from ..operators import CenteredOperator, Centering
-from . import _diagnostics as diag
-from ._base import RobustKernelPCA, _is_real, spatial_median
+from ._base import RobustKernelPCA, spatial_median
 
 INITS = ("spherical", "uniform")
 DISTANCES = ("full", "score")
@@ -28,7 +32,7 @@ def _od_term(od2: np.ndarray, noise: float) -> np.ndarray | None:
     od2 = np.where(od2 > noise, od2, 0.0)
     t = od2 ** (1.0 / 3.0)
     med = np.median(t)
-    mad = diag.MAD_SCALE * np.median(np.abs(t - med))
+    mad = MAD_SCALE * np.median(np.abs(t - med))
     if not mad > noise ** (1.0 / 3.0):
         return None  # no orthogonal variation beyond round-off: no extra dimension
     return np.maximum((t - med) / mad, 0.0) ** 2
@@ -53,6 +57,8 @@ def campbell_weights(d: np.ndarray, k: int, b1: float = 2.0, b2: float = 1.25) -
     return w
 
 
+@extend_init(KernelPCA, b1=2.0, b2=1.25, distance="full", init="spherical",
+             robust_tol=1e-3, robust_max_iter=30)
 class WeightedKernelPCA(RobustKernelPCA):
     """Weighted kernel PCA: KPCA with Campbell's robust weighted covariance.
 
@@ -147,60 +153,13 @@ class WeightedKernelPCA(RobustKernelPCA):
     (100, 2)
     """
 
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        kernel="linear",
-        gamma=None,
-        degree=3,
-        coef0=1,
-        kernel_params=None,
-        alpha=1.0,
-        fit_inverse_transform=False,
-        eigen_solver="auto",
-        tol=0,
-        max_iter=None,
-        iterated_power="auto",
-        remove_zero_eig=False,
-        random_state=None,
-        copy_X=True,
-        n_jobs=None,
-        center=True,
-        memory_limit=None,
-        precision="auto",
-        b1=2.0,
-        b2=1.25,
-        distance="full",
-        init="spherical",
-        robust_tol=1e-3,
-        robust_max_iter=30,
-    ):
-        super().__init__(
-            n_components, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, alpha=alpha,
-            fit_inverse_transform=fit_inverse_transform, eigen_solver=eigen_solver, tol=tol,
-            max_iter=max_iter, iterated_power=iterated_power, remove_zero_eig=remove_zero_eig,
-            random_state=random_state, copy_X=copy_X, n_jobs=n_jobs, center=center,
-            memory_limit=memory_limit, precision=precision,
-        )
-        self.b1 = b1
-        self.b2 = b2
-        self.distance = distance
-        self.init = init
-        self.robust_tol = robust_tol
-        self.robust_max_iter = robust_max_iter
-
-    def _check_robust_params(self) -> None:
-        super()._check_robust_params()
-        for name in ("b1", "b2"):
-            v = getattr(self, name)
-            if not (_is_real(v) and np.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a finite number > 0; got {v!r}.")
-        if self.distance not in DISTANCES:
-            raise ValueError(f"distance must be one of {list(DISTANCES)}; got {self.distance!r}.")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {list(INITS)}; got {self.init!r}.")
+    _parameter_constraints: dict = {
+        **RobustKernelPCA._parameter_constraints,
+        "b1": [Interval(Real, 0, np.inf, closed="neither")],
+        "b2": [Interval(Real, 0, np.inf, closed="neither")],
+        "distance": [StrOptions(set(DISTANCES))],
+        "init": [StrOptions(set(INITS))],
+    }
 
     # ------------------------------------------------------------------ iteration
     def _centering_for(self, op, w: np.ndarray) -> Centering:
@@ -217,10 +176,10 @@ class WeightedKernelPCA(RobustKernelPCA):
         return np.asarray(CenteredOperator(op, unscaled).matmat(SA.astype(op.dtype)),
                           dtype=np.float64)
 
-    def _initial_distances(self, op, diag_k, plan, rng) -> tuple[np.ndarray, int] | None:
+    def _initial_distances(self, op, diag_k, plan, rng, floor: float, noise: float
+                           ) -> tuple[np.ndarray, int] | None:
         """Mahalanobis-type distances (and their degrees of freedom) from the spherical
         KPCA fit: a robust start."""
-        floor = self._dist_floor
         if self.center:
             g, m, c, dist, _, _ = spatial_median(
                 op, diag_k, tol=1e-6, max_iter=200, floor=floor
@@ -236,7 +195,7 @@ class WeightedKernelPCA(RobustKernelPCA):
             return None
         A = res.vectors[:, keep] / np.sqrt(res.values[keep])
         raw = self._raw_scores(op, cs, np.asarray(A, np.float64))
-        lam = diag.robust_scale(raw) ** 2
+        lam = robust_scale(raw) ** 2
         ok = lam > 0
         if not np.any(ok):
             return None
@@ -244,16 +203,17 @@ class WeightedKernelPCA(RobustKernelPCA):
         dof = int(np.count_nonzero(ok))
         if self.distance == "full":
             od2 = np.maximum(_sq_norms(cs, diag_k) - np.sum(raw**2, axis=1), 0.0)
-            term = _od_term(od2, self._od_noise)
+            term = _od_term(od2, noise)
             if term is not None:
                 d2, dof = d2 + term, dof + 1
         return np.sqrt(d2), dof
 
-    def _robust_centering(self, op, diag_k, plan, rng) -> Centering:
+    def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
+                          ) -> Centering:
         n = op.n
         w = np.ones(n)
         if self.init == "spherical":
-            start = self._initial_distances(op, diag_k, plan, rng)
+            start = self._initial_distances(op, diag_k, plan, rng, floor, noise)
             if start is not None:
                 w = campbell_weights(*start, self.b1, self.b2)
         d = np.zeros(n)
@@ -279,7 +239,7 @@ class WeightedKernelPCA(RobustKernelPCA):
             dof = mu.size
             if self.distance == "full":  # plus the orthogonal part, one more dimension
                 od2 = np.maximum(_sq_norms(c, diag_k) - np.sum(raw**2, axis=1), 0.0)
-                term = _od_term(od2, self._od_noise)
+                term = _od_term(od2, noise)
                 if term is not None:
                     d2, dof = d2 + term, dof + 1
             d = np.sqrt(d2)
@@ -314,21 +274,9 @@ class WeightedKernelPCA(RobustKernelPCA):
         self.center_weights_ = c.weights if c.weights is not None else np.zeros(n)
         return c
 
-    def _fit_inverse(self, X_transformed, X) -> None:
-        Z = self._raw_training_scores(X_transformed)
-        self._fit_scores = Z
-        super()._fit_inverse(Z, X)
+    def _row_scale(self) -> np.ndarray:
+        return self.weights_
 
-    def _fit(self, X) -> np.ndarray:
-        Z = super()._fit(X)
-        raw = self.__dict__.pop("_fit_scores", None)
-        if raw is None:
-            raw = self._raw_training_scores(Z)
-        sw2 = float(np.sum(self.weights_**2))
-        self.explained_variance_ = (self.eigenvalues_ / sw2).astype(self.eigenvalues_.dtype)
-        self.score_variance_ = np.asarray(self.explained_variance_, dtype=np.float64)
-        c = self._centering
-        kd = (np.asarray(self.X_fit_.diagonal(), np.float64) if self._is_precomputed()
-              else np.asarray(self.kernel_.diag(self.X_fit_), np.float64))
-        self._robust_statistics(raw, np.maximum(c.train_diag(kd), 0.0))
-        return raw
+    def _variance_divisor(self, n: int) -> float:
+        # eigenvalues of the weighted covariance C_w = K* / sum w^2
+        return float(np.sum(self.weights_**2))

@@ -1,0 +1,502 @@
+"""The one estimator contract every kpca model follows.
+
+:class:`BaseKernelPCA` holds what all six estimators share: parameters declared as
+data (scikit-learn's ``_parameter_constraints``, checked once by ``_fit_context``),
+``transform`` through the fitted :class:`~kpca.subspace.FittedSubspace`
+(``subspace_``), the outlier-detector API (``score_samples``,
+``decision_function``, ``predict``) and its diagnostics, and the pre-images
+(``inverse_transform``, ``denoise``). A subclass only fits: it validates its
+input and sets ``subspace_`` and the spectrum attributes, then calls
+:meth:`BaseKernelPCA._set_outlier_statistics`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    RealNotInt,
+    StrOptions,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from ._memory import parse_memory
+from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
+from .kernels import RBF, Linear, Polynomial
+from .preimage import (
+    PreimageInfo,
+    check_fixed_point_kernel,
+    check_mds_kernel,
+    fixed_point_preimage,
+    mds_preimage,
+)
+from .subspace import BLOCK_BYTES, TRANSFORM_BLOCK_BYTES, FittedSubspace
+
+#: smallest block budget of the pre-image methods (bytes)
+_MIN_BLOCK_BYTES = 2**16
+#: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
+INVERSE_METHODS = ("ridge", "fixed_point", "mds")
+DENOISE_METHODS = ("auto", *INVERSE_METHODS)
+
+#: ``n_components`` as every estimator takes it
+N_COMPONENTS = [
+    Interval(Integral, 1, None, closed="left"),
+    Interval(RealNotInt, 0, 1, closed="neither"),
+    None,
+]
+
+
+def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
+    """Class decorator: an ``__init__`` taking ``base``'s parameters plus ``extra``.
+
+    The subclass declares only what it adds (``name=default`` in ``extra``,
+    keyword-only, after the base's; a base parameter named there gets that
+    default) and what it removes (``drop``); the generated
+    ``__init__`` only stores its arguments, as scikit-learn requires, and carries an
+    explicit signature, which ``get_params``, ``clone`` and ``help`` read.
+    """
+    params = [p.replace(default=extra.pop(name)) if name in extra else p
+              for name, p in inspect.signature(base.__init__).parameters.items()
+              if name not in drop]
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+               for name, default in extra.items()]
+    signature = inspect.Signature(params)
+
+    def decorate(cls: type) -> type:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            bound = signature.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            for name, value in list(bound.arguments.items())[1:]:
+                setattr(self, name, value)
+
+        __init__.__signature__ = signature
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        cls.__init__ = __init__
+        return cls
+
+    return decorate
+
+
+class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base of every kpca estimator (not used directly).
+
+    Fitted attributes every estimator sets: ``subspace_``, ``kernel_``,
+    ``n_components_``, ``eigenvalues_``, ``explained_variance_``,
+    ``explained_variance_ratio_``, ``n_features_in_``, ``score_distances_``,
+    ``orthogonal_distances_``, ``sd_cutoff_``, ``od_cutoff_``, ``offset_``.
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": N_COMPONENTS,
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
+        "precision": [StrOptions({"auto", "float32", "float64"})],
+        "contamination": [StrOptions({"auto"}), Interval(Real, 0, 0.5, closed="right")],
+        "random_state": ["random_state"],
+    }
+    #: the ``method`` of ``inverse_transform`` when none is given
+    _default_inverse = "auto"
+
+    def _validate_params(self) -> None:
+        """scikit-learn's check of ``_parameter_constraints``, plus: a bool is not a
+        number (``Interval(Integral, ...)`` alone would take ``True`` for 1)."""
+        super()._validate_params()
+        for name, value in self.get_params(deep=False).items():
+            allowed = self._parameter_constraints.get(name, ["boolean"])
+            if isinstance(value, (bool, np.bool_)) and "boolean" not in allowed:
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {type(self).__name__} must not be a bool "
+                    f"(see the class docstring for its valid values); got {value!r}."
+                )
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _validate_new(self, X: Any) -> Any:  # pragma: no cover - abstract
+        """Validate rows to transform (``reset=False``)."""
+        raise NotImplementedError
+
+    def _training_rows(self) -> Any:
+        """The training rows for diagnostics with ``X=None``."""
+        raise ValueError(
+            f"{type(self).__name__} does not keep its training rows: pass X explicitly."
+        )
+
+    def _training_kernel_diag(self) -> np.ndarray | None:
+        return None
+
+    # ------------------------------------------------------------------ transforming
+    def transform(self, X):
+        """Project X on the fitted components.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            For ``kernel='precomputed'``: the kernel against the training objects.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            In X's float dtype (a lazy dask array for dask input).
+        """
+        check_is_fitted(self)
+        from .distributed import is_dask_collection, transform_dask
+
+        if is_dask_collection(X):  # lazy, chunk by chunk on the cluster
+            return transform_dask(self, X, self.n_components_, self.eigenvalues_.dtype)
+        X = self._validate_new(X)
+        return self.subspace_.transform(X, n_jobs=self.n_jobs,
+                                        block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
+
+    def _block_bytes(self, default: int, copies: int) -> int:
+        """``default`` bytes per block, less when ``memory_limit`` is smaller."""
+        limit = parse_memory(getattr(self, "memory_limit", None))
+        if limit is None:
+            return default
+        from .operators import n_threads
+
+        return max(_MIN_BLOCK_BYTES, min(default, limit // (copies * n_threads(self.n_jobs))))
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    # ------------------------------------------------------------------ diagnostics
+    def raw_projection(self, X=None, *, kernel_diag=None) -> tuple[np.ndarray, np.ndarray]:
+        """Raw scores ``<phi(t) - theta, f_l>`` and ``||phi(t) - theta||^2`` (float64).
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features), default=None
+            ``None``: the training rows (estimators that keep them).
+        kernel_diag : array-like of shape (m,), default=None
+            ``k(t, t)``; needed with ``kernel='precomputed'`` for new objects.
+
+        Returns
+        -------
+        Y : ndarray of shape (m, n_components_)
+        sqnorm : ndarray of shape (m,)
+        """
+        check_is_fitted(self)
+        if X is None:
+            X = self._training_rows()
+            if kernel_diag is None:
+                kernel_diag = self._training_kernel_diag()
+        else:
+            X = self._validate_new(X)
+        return self.subspace_.raw_projection(X, kernel_diag=kernel_diag)
+
+    def distances(self, X=None, *, kernel_diag=None) -> tuple[np.ndarray, np.ndarray]:
+        """Score distance ``SD`` and orthogonal distance ``OD`` of each row.
+
+        ``SD(t) = sqrt(sum_l y_l(t)^2 / lambda_l)``: the kernelised Mahalanobis
+        distance inside the subspace; ``OD(t) = sqrt(||phi(t) - theta||^2 - sum_l
+        y_l(t)^2)``: the distance to it (docs/math.md, "Robust KPCA and diagnostics").
+
+        Returns
+        -------
+        score_distance, orthogonal_distance : ndarray of shape (m,)
+        """
+        return self.subspace_.distances(*self.raw_projection(X, kernel_diag=kernel_diag))
+
+    def score_distance(self, X=None, *, kernel_diag=None) -> np.ndarray:
+        """Kernelised Mahalanobis distance inside the subspace (training data if None)."""
+        return self.distances(X, kernel_diag=kernel_diag)[0]
+
+    def orthogonal_distance(self, X=None, *, kernel_diag=None) -> np.ndarray:
+        """Feature-space distance to the fitted affine subspace (training data if None)."""
+        return self.distances(X, kernel_diag=kernel_diag)[1]
+
+    def cutoffs(self, *, quantile: float = QUANTILE) -> tuple[float, float]:
+        """``(score distance cut-off, orthogonal distance cut-off)`` at ``quantile``.
+
+        ``sqrt(chi2_k.ppf(q))`` and the Wilson-Hilferty cut-off of the training
+        rows' orthogonal distances (of the fit's row sample for the streamed
+        estimators), as ROBPCA (Hubert, Rousseeuw and Vanden Branden 2005).
+        """
+        check_is_fitted(self)
+        if not 0 < quantile < 1:
+            raise ValueError(f"quantile must be in (0, 1); got {quantile!r}.")
+        if quantile == QUANTILE:
+            return float(self.sd_cutoff_), float(self.od_cutoff_)
+        k = int(np.count_nonzero(self.subspace_.score_variance > 0))
+        return sd_cutoff(k, quantile), od_cutoff(self.orthogonal_distances_, quantile)
+
+    def outlier_map(self, X=None, *, quantile: float = QUANTILE, kernel_diag=None):
+        """Distances, cut-offs, flags and categories: a :class:`kpca.robust.OutlierMap`."""
+        sd_cut, od_cut = self.cutoffs(quantile=quantile)
+        sd, od = self.distances(X, kernel_diag=kernel_diag)
+        return OutlierMap.from_distances(sd, od, sd_cut, od_cut)
+
+    def outlier_scores(self, X=None, *, quantile: float = QUANTILE, kernel_diag=None
+                       ) -> np.ndarray:
+        """``max(SD / SD_cut, OD / OD_cut)`` per row: larger is more outlying, > 1 flagged."""
+        sd_cut, od_cut = self.cutoffs(quantile=quantile)
+        sd, od = self.distances(X, kernel_diag=kernel_diag)
+        return np.maximum(ratio(sd, sd_cut), ratio(od, od_cut))
+
+    def outliers(self, X=None, *, quantile: float = QUANTILE, kernel_diag=None) -> np.ndarray:
+        """Boolean mask of the rows beyond either cut-off."""
+        return self.outlier_scores(X, quantile=quantile, kernel_diag=kernel_diag) > 1
+
+    # ------------------------------------------------------------------ outlier detector
+    def score_samples(self, X):
+        """Normality of each row: ``-max(SD / SD_cut, OD / OD_cut)``; higher is more normal.
+
+        Rows beyond either cut-off of the outlier map score below -1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        return -self.outlier_scores(X)
+
+    def decision_function(self, X):
+        """``score_samples(X) - offset_``: negative for outliers, non-negative for inliers.
+
+        ``offset_`` is -1 (the outlier map's cut-offs) for ``contamination='auto'``,
+        else the ``contamination`` quantile of the training rows' scores.
+        """
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X):
+        """+1 for inliers, -1 for outliers (``decision_function(X) < 0``).
+
+        Returns
+        -------
+        labels : ndarray of int, shape (n_samples,)
+        """
+        return np.where(self.decision_function(X) < 0, -1, 1)
+
+    def _set_outlier_statistics(self, sd: np.ndarray, od: np.ndarray) -> None:
+        """Cut-offs and ``offset_`` from the training rows' (or a sample's) distances."""
+        self.score_distances_ = sd
+        self.orthogonal_distances_ = od
+        k = int(np.count_nonzero(self.subspace_.score_variance > 0))
+        self.sd_cutoff_ = sd_cutoff(k)
+        self.od_cutoff_ = od_cutoff(od)
+        if self.contamination == "auto":
+            self.offset_ = -1.0
+        else:
+            score = -np.maximum(ratio(sd, self.sd_cutoff_), ratio(od, self.od_cutoff_))
+            score = np.where(np.isfinite(score), score, np.finfo(np.float64).min)
+            self.offset_ = float(np.percentile(score, 100.0 * self.contamination))
+
+    # ------------------------------------------------------------------ pre-images
+    def _preimage_space(self, q: int) -> FittedSubspace:
+        """The subspace of the first ``q`` directions, expanded over input points."""
+        space = self.subspace_
+        if space.basis is None:
+            raise ValueError(
+                f"{type(self).__name__} has no pre-images: random Fourier features are not "
+                "expanded over input points. Use NystromKernelPCA (landmark pre-images) or "
+                "KernelPCA (method='fixed_point', 'mds' or 'ridge')."
+            )
+        if space.precomputed or not getattr(self.kernel_, "requires_vectors", True):
+            raise ValueError(
+                "pre-images need input vectors: they are not available with "
+                f"kernel={getattr(self.kernel_, 'name', 'precomputed')!r}."
+            )
+        return space.truncate(q)
+
+    def _auto_method(self) -> str:
+        kernel = self.kernel_
+        if isinstance(kernel, (RBF, Linear)):
+            return "fixed_point"
+        if isinstance(kernel, Polynomial):
+            return "mds"
+        if getattr(self, "fit_inverse_transform", False):
+            return "ridge"
+        name = getattr(kernel, "name", "") or type(kernel).__name__
+        owner = type(self).__name__ if hasattr(self, "fit_inverse_transform") else "KernelPCA"
+        raise ValueError(
+            f"{type(self).__name__}: no pre-image method without extra fitting supports kernel "
+            f"{name!r} ('fixed_point' and 'mds' support 'rbf', 'poly' and 'linear'); use "
+            f"{owner}(fit_inverse_transform=True) for the learned ('ridge') pre-image."
+        )
+
+    def _check_method(self, method: str, allowed: tuple[str, ...]) -> str:
+        if method not in allowed:
+            raise ValueError(f"method must be one of {list(allowed)}; got {method!r}.")
+        if method == "auto":
+            method = self._auto_method()
+        if method == "ridge" and not getattr(self, "fit_inverse_transform", False):
+            if hasattr(self, "fit_inverse_transform"):
+                raise NotFittedError(
+                    "The fit_inverse_transform parameter was not set to True when "
+                    "instantiating and hence the inverse transform is not available; "
+                    "use method='fixed_point' or 'mds', which need no extra fitting."
+                )
+            raise ValueError(
+                f"{type(self).__name__} has no learned ('ridge') pre-image; use "
+                "method='fixed_point' or 'mds', or KernelPCA(fit_inverse_transform=True)."
+            )
+        if method == "fixed_point":
+            check_fixed_point_kernel(self.kernel_)
+        elif method == "mds":
+            check_mds_kernel(self.kernel_)
+        return method
+
+    def inverse_transform(self, X, *, method: str | None = None, n_neighbors: int = 10,
+                          max_iter: int = 100, tol: float = 1e-4, return_info: bool = False):
+        """Map scores back to input space (pre-images of ``theta + sum_l y_l f_l``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, q), 1 <= q <= n_components_
+            Scores (``transform`` output). With fewer columns than components the
+            projection on the first ``q`` is inverted ('ridge' needs all of them).
+        method : {'ridge', 'fixed_point', 'mds', 'auto'}, default=None
+            ``None``: 'ridge' for :class:`kpca.KernelPCA` (as scikit-learn), 'auto'
+            otherwise. 'ridge': the learned pre-image (``fit_inverse_transform=True``,
+            exact and robust estimators). 'fixed_point': Mika et al. (1999),
+            started from the 'mds' pre-image. 'mds': Kwok & Tsang (2003) from the
+            ``n_neighbors`` nearest expansion points. 'auto': 'fixed_point' for the
+            rbf and linear kernels, 'mds' for poly, else 'ridge' (see docs/preimages.md).
+        n_neighbors : int, default=10
+        max_iter : int, default=100
+            Fixed-point iterations per point.
+        tol : float, default=1e-4
+            Fixed-point stopping rule, relative to the RBF width / data spread.
+        return_info : bool, default=False
+            Also return a :class:`kpca.preimage.PreimageInfo`.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features_in_)
+        info : PreimageInfo
+            Only with ``return_info=True``.
+        """
+        check_is_fitted(self)
+        method = self._default_inverse if method is None else method
+        _check_options(n_neighbors, max_iter, tol)
+        method = self._check_method(method, ("auto", *INVERSE_METHODS))
+        Y = np.asarray(X, dtype=np.float64)
+        k = self.n_components_
+        if method == "ridge":
+            return self._ridge_inverse(np.asarray(X), return_info)
+        if Y.ndim != 2 or not 1 <= Y.shape[1] <= k:
+            raise ValueError(
+                f"inverse_transform(method={method!r}) expects scores of shape (n_samples, q) "
+                f"with 1 <= q <= {k} (the fitted n_components_); got shape {Y.shape}."
+            )
+        _check_finite_scores(Y)
+        space = self._preimage_space(Y.shape[1])
+        Z0 = None
+        if method == "fixed_point":
+            Z0, _ = mds_preimage(space, Y, n_neighbors=n_neighbors,
+                                 block_bytes=self._block_bytes(BLOCK_BYTES, 8))
+        return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
+                                    return_info)
+
+    def denoise(self, X, *, n_components: int | None = None, method: str = "auto",
+                n_neighbors: int = 10, max_iter: int = 100, tol: float = 1e-4,
+                return_info: bool = False):
+        """Denoise: project X on the first components, then take the pre-image.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Noisy inputs ('fixed_point' starts from them).
+        n_components : int or None, default=None
+            Components to project on (``None``: all fitted ones).
+        method : {'auto', 'fixed_point', 'mds', 'ridge'}, default='auto'
+            As :meth:`inverse_transform`; 'ridge' sets the scores of the other
+            components to 0 before the learned map is applied.
+        n_neighbors, max_iter, tol, return_info
+            As in :meth:`inverse_transform`.
+
+        Returns
+        -------
+        X_denoised : ndarray of shape (n_samples, n_features)
+        info : PreimageInfo
+            Only with ``return_info=True``.
+        """
+        check_is_fitted(self)
+        _check_options(n_neighbors, max_iter, tol)
+        k = self.n_components_
+        q = k if n_components is None else n_components
+        if not (isinstance(q, Integral) and not isinstance(q, bool) and 1 <= q <= k):
+            raise ValueError(
+                f"n_components must be None or an integer in [1, {k}] (the fitted number "
+                f"of components); got {n_components!r}."
+            )
+        q = int(q)
+        method = self._check_method(method, DENOISE_METHODS)
+        if method == "ridge":
+            Y = np.asarray(self.transform(X), dtype=np.float64)
+            Y[:, q:] = 0.0
+            return self._ridge_inverse(Y, return_info, q=q)
+        space = self._preimage_space(q)
+        Xv = self._validate_new(X)
+        # raw coordinates <phi(t) - theta, f_l>: the point to invert is the projection
+        # of phi(t) itself (a normalised transform has lost the distance to theta)
+        Y = self.subspace_.raw_projection(Xv, kernel_diag=np.zeros(Xv.shape[0]))[0][:, :q]
+        Z0 = None
+        if method == "fixed_point":
+            Z0 = Xv.toarray() if sp.issparse(Xv) else np.asarray(Xv, dtype=np.float64)
+        return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
+                                    return_info)
+
+    def _ridge_inverse(self, Y: np.ndarray, return_info: bool, q: int | None = None):
+        raise ValueError(  # pragma: no cover - estimators with ridge override it
+            f"{type(self).__name__} has no learned ('ridge') pre-image.")
+
+    def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
+        block_bytes = self._block_bytes(BLOCK_BYTES, 8)
+        if method == "fixed_point":
+            Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol,
+                                           block_bytes=block_bytes)
+            _warn_not_converged(info, max_iter)
+        else:
+            Z, info = mds_preimage(space, Y, n_neighbors=n_neighbors, block_bytes=block_bytes)
+        out = Z.astype(self.eigenvalues_.dtype, copy=False)
+        if not return_info:
+            return out
+        return out, PreimageInfo(info.method, info.converged, info.n_iter, info.restarted,
+                                 space.residual(Z, Y, block_bytes))
+
+
+def _check_options(n_neighbors: Any, max_iter: Any, tol: Any) -> None:
+    if not (isinstance(n_neighbors, Integral) and not isinstance(n_neighbors, bool)
+            and n_neighbors >= 1):
+        raise ValueError(f"n_neighbors must be an integer >= 1; got {n_neighbors!r}.")
+    if not (isinstance(max_iter, Integral) and not isinstance(max_iter, bool) and max_iter >= 1):
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}.")
+    if not (isinstance(tol, Real) and not isinstance(tol, bool) and tol >= 0
+            and np.isfinite(tol)):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}.")
+
+
+def _check_finite_scores(Y: np.ndarray) -> None:
+    if not np.all(np.isfinite(Y)):  # (as scikit-learn's check; never a silent NaN)
+        raise ValueError("inverse_transform: the scores contain NaN or infinity.")
+
+
+def _warn_not_converged(info: PreimageInfo, max_iter: int) -> None:
+    bad = int((~info.converged).sum())
+    if bad:
+        warnings.warn(
+            f"fixed-point pre-image: {bad} of {info.converged.size} point(s) did not meet "
+            f"the stopping rule within max_iter={max_iter} iterations; raise max_iter or "
+            "tol, or pass return_info=True to see which.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,87 @@
+"""Atomic file output, shared by every module that writes files.
+
+A bottom-level module (it imports nothing from kpca) so that :mod:`kpca.io`
+(tables and model files) and :mod:`kpca.plotting` (figures), which are
+siblings, both write files the same way without importing each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+PathLike = str | os.PathLike
+
+
+def check_writable(path: PathLike) -> Path:
+    """Fail early if ``path`` cannot be created as a file.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a directory, or its directory does not exist.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory.")
+    if not path.parent.is_dir():
+        raise ValueError(f"{path}: the directory {str(path.parent)!r} does not exist.")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on success it replaces ``path``.
+
+    The temporary file lives in the destination directory (so :func:`os.replace`
+    is an atomic rename on the same file system) and is created with the usual
+    permissions (``0o666`` minus the umask). If the body raises, the temporary
+    file is removed and ``path`` is untouched.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination.
+    mode : {'wb', 'w'}
+        Binary or text.
+    **open_kwargs
+        Passed to :func:`open` (e.g. ``newline=''``, ``encoding=``).
+
+    Yields
+    ------
+    file object
+    """
+    path = check_writable(path)
+    directory = path.parent
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:  # pragma: no cover - 48 random bits
+            continue
+    else:  # pragma: no cover
+        raise OSError(f"could not create a temporary file in {directory}")
+    try:
+        with os.fdopen(fd, mode, **open_kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,130 @@
+"""Progress bars (tqdm) for the library's progress records, and console logging.
+
+The library only logs: records of the ``kpca`` logger carry ``kpca_event`` and
+its numbers -- ``'pass'`` and ``'residual'`` (``kpca_residual``) from the
+iterative eigensolvers, ``'rows'`` (``kpca_rows`` read so far in this pass of
+``kpca_total``, from ``kpca_source``) from the row sources of :func:`open_rows`.
+:class:`ProgressBars`, a logging handler, draws them; :func:`console_logging`
+sets up what a command line shows on standard error (messages, warnings, and the
+bars on a terminal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+logger = logging.getLogger("kpca")
+
+
+class ProgressBars(logging.Handler):
+    """A logging handler that turns progress records into tqdm bars.
+
+    Kernel passes get a bar of unknown total (iterative solvers stop when they
+    converge), with the last residual; a row source gets a bar of its rows,
+    restarted at each pass over the file.
+
+    Parameters
+    ----------
+    file : text stream, default=None
+        Where the bars are drawn (``None``: standard error).
+
+    Raises
+    ------
+    ImportError
+        tqdm is not installed (``pip install kpca[progress]``).
+    """
+
+    def __init__(self, file: IO[str] | None = None) -> None:
+        super().__init__(level=logging.DEBUG)
+        from tqdm import tqdm
+
+        self._tqdm, self._file, self.bars = tqdm, file, {}
+
+    def _bar(self, key: str, **kw: Any) -> Any:
+        if key not in self.bars:
+            self.bars[key] = self._tqdm(file=self._file or sys.stderr, leave=False, **kw)
+        return self.bars[key]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "kpca_event", None)
+        if event in ("pass", "residual"):
+            bar = self._bar("passes", desc="kernel passes", unit="pass")
+            if event == "pass":
+                bar.update(1)
+            else:
+                bar.set_postfix(residual=f"{record.kpca_residual:.1e}")
+        elif event == "rows":
+            total = record.kpca_total
+            bar = self._bar("rows", desc=f"reading {Path(record.kpca_source).name}",
+                            unit="row", unit_scale=total >= 10**5, total=total)
+            if record.kpca_rows <= bar.n:  # a new pass over the file
+                bar.reset(total=total)
+            bar.update(record.kpca_rows - bar.n)
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+        super().close()
+
+
+class _Formatter(logging.Formatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__()
+        self.prog = prog
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}"
+        return text + ("\n" + self.formatException(record.exc_info) if record.exc_info else "")
+
+
+@contextlib.contextmanager
+def console_logging(verbose: int = 0, *, prog: str = "kpca",
+                    stream: IO[str] | None = None) -> Iterator[None]:
+    """Report the ``kpca`` logger and Python warnings on a console, for a command line.
+
+    Inside the ``with`` block, records are written to ``stream`` as
+    ``prog: level: message``: warnings only, INFO too with ``verbose=1``, DEBUG
+    with 2 or more. Without ``verbose`` and on a terminal, the progress records
+    are drawn as :class:`ProgressBars` (when tqdm is installed). Python warnings
+    become ``prog: warning: message`` lines, except scikit-learn's "X does not
+    have valid feature names" (the command line hands estimators arrays and
+    checks the columns itself, :func:`check_columns`). Everything is restored on
+    exit.
+
+    Parameters
+    ----------
+    verbose : int, default=0
+    prog : str, default='kpca'
+    stream : text stream, default=None
+        ``None``: ``sys.stderr`` (looked up on entry).
+    """
+    stream = stream or sys.stderr
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(_Formatter(prog))
+    handler.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    progress = None
+    if not verbose and stream.isatty():
+        with contextlib.suppress(ImportError):  # tqdm is optional (kpca[progress])
+            progress = ProgressBars(stream)
+    handlers = [h for h in (handler, progress) if h is not None]
+    old_level = logger.level
+    for h in handlers:
+        logger.addHandler(h)
+    levels = {0: logging.DEBUG if progress else logging.WARNING, 1: logging.INFO}
+    logger.setLevel(levels.get(verbose, logging.DEBUG))
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = lambda m, *a, **k: stream.write(f"{prog}: warning: {m}\n")
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            yield
+    finally:
+        for h in handlers:
+            logger.removeHandler(h)
+            h.close()
+        logger.setLevel(old_level)

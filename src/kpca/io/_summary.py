@@ -1,0 +1,60 @@
+"""Texts of the command line: a model file described for people (``kpca info``),
+a kernel selection reported (``kpca select``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _fmt(values: Any) -> str:
+    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    return np.array2string(arr, precision=6, separator=", ", max_line_width=88, threshold=40)
+
+
+def format_summary(info: dict[str, Any]) -> str:
+    """Lines describing a model, from :func:`model_summary` plus ``model`` (the
+    file), and optionally ``estimator`` (its ``--estimator`` name) and
+    ``n_samples_fit``.
+
+    Parameters
+    ----------
+    info : dict
+
+    Returns
+    -------
+    str
+    """
+    name = info.get("estimator")
+    lines = [f"model:        {info['model']}",
+             f"estimator:    {info['class']}" + (f" (--estimator {name})" if name else "")]
+    if "kernel" in info:
+        kp = ", ".join(f"{k}={v!r}" for k, v in info["kernel"]["params"].items())
+        lines.append(f"kernel:       {info['kernel']['name']}({kp})")
+    if info.get("n_samples_fit") is not None:
+        d = info.get("n_features_in")
+        what = f"x {d} features" if d is not None else "(non-vector objects, e.g. strings)"
+        lines.append(f"fitted on:    {info['n_samples_fit']} samples {what}")
+    if "eigen_solver" in info:
+        lines.append(f"solver:       {info['eigen_solver']}")
+    if "n_components" in info:
+        lines.append(f"n_components: {info['n_components']}")
+        lines.append(f"eigenvalues:  {_fmt(info['eigenvalues'])}")
+    if "explained_variance_ratio" in info:
+        ratio = info["explained_variance_ratio"]
+        lines.append(f"explained variance ratio: {_fmt(ratio)} (total {sum(ratio):.6g})")
+    lines.append("parameters:")
+    lines += [f"  {k} = {v!r}" for k, v in info["params"].items()]
+    return "\n".join(lines)
+
+
+def format_selection(data: Any, result: Any, *, supervised: bool, cv: int,
+                     n_components: int) -> str:
+    """The Markdown report of ``kpca select``: the criterion, the table of
+    :meth:`kpca.selection.SelectionResult.table` and the best parameters."""
+    what = ("cross-validated accuracy of a logistic regression on the kernel PCA features"
+            if supervised else "held-out reconstruction error (MSE) of pre-images")
+    best = ", ".join(f"{k}={v!r}" for k, v in result.best_params.items())
+    return (f"# kpca select: {data}\n\nCriterion: {what}, {cv} folds, {n_components} "
+            f"components.\n\n{result.table()}\nBest: {best}\n")

@@ -1,0 +1,67 @@
+"""kpca.io.ProgressBars and console_logging: what the command line shows on stderr."""
+
+from __future__ import annotations
+
+import io
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+from kpca.io import ProgressBars, console_logging, open_rows, write_table
+
+logger = logging.getLogger("kpca")
+
+
+def test_rows_bar_follows_every_pass(tmp_path):
+    pytest.importorskip("tqdm")
+    write_table(tmp_path / "x.npy", np.ones((250, 2)))
+    source = open_rows(tmp_path / "x.npy")
+    bars = ProgressBars(io.StringIO())
+    logger.addHandler(bars)
+    old = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        blocks = source.blocks(100)
+        next(blocks)
+        bar = bars.bars["rows"]
+        assert (bar.n, bar.total) == (100, 250)
+        list(blocks)
+        assert bar.n == 250
+        next(source.blocks(60))  # a second pass starts the bar again
+        assert (bar.n, bar.total) == (60, 250)
+        logger.info("pass", extra={"kpca_event": "pass"})
+        logger.info("residual", extra={"kpca_event": "residual", "kpca_residual": 1e-3})
+        assert bars.bars["passes"].n == 1
+    finally:
+        logger.removeHandler(bars)
+        logger.setLevel(old)
+        bars.close()
+
+
+def test_console_logging_levels_warnings_and_restore():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    old_level, old_handlers = logger.level, list(logger.handlers)
+    for verbose, shown in [(0, ["warning"]), (1, ["info", "warning"]),
+                           (2, ["debug", "info", "warning"])]:
+        out = io.StringIO()
+        with console_logging(verbose, prog="kpca", stream=out):
+            logger.debug("d")
+            logger.info("i")
+            logger.warning("w")
+            warnings.warn("careful", UserWarning, stacklevel=1)
+            warnings.warn("X does not have valid feature names, but", UserWarning,
+                          stacklevel=1)
+        lines = out.getvalue().splitlines()
+        expected = [f"kpca: {lvl}: {m}" for lvl, m in [("debug", "d"), ("info", "i"),
+                                                        ("warning", "w")] if lvl in shown]
+        assert lines == [*expected, "kpca: warning: careful"]
+    assert (logger.level, logger.handlers) == (old_level, old_handlers)
+    pytest.importorskip("tqdm")
+    with console_logging(0, stream=Terminal()):  # a terminal gets the bars
+        assert any(isinstance(h, ProgressBars) for h in logger.handlers)
+    assert logger.handlers == old_handlers
