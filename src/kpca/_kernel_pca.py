@@ -46,6 +46,7 @@ from .operators import (
     center,
     float32_eigen_error,
     gram_matrix,
+    storage_dtype,
 )
 from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
@@ -67,11 +68,6 @@ logger = logging.getLogger("kpca")
 
 #: ARPACK fits up to this many rows run their BLAS on one thread (see _decompose)
 ARPACK_SERIAL_ROWS = 1500
-#: with ``precision='auto'``, float64 data keep a float64 Gram matrix up to this many rows
-FLOAT64_MAX_ROWS = 4096
-#: ... and beyond, float32 when its estimated eigenvalue error (relative to the
-#: largest, :func:`kpca.operators.float32_eigen_error`) is at most this
-FLOAT32_MAX_ERROR = 1e-7
 
 
 @dataclass(frozen=True)
@@ -540,19 +536,14 @@ class KernelPCA(BaseKernelPCA):
         return n  # fraction: decided after the spectrum is known
 
     def _storage_dtype(self, X, n: int, kernel: Kernel) -> np.dtype:
-        if self.precision != "auto":
-            return np.dtype(self.precision)
-        if X.dtype == np.float32:
-            return np.dtype(np.float32)
-        if self._is_precomputed():  # the user's matrix is used as given
-            return np.dtype(np.float64)
-        # float32 only where it keeps the top eigenvalues accurate: not when centring
-        # cancels most of K (e.g. linear kernel, data far from the origin)
-        if n > FLOAT64_MAX_ROWS and float32_eigen_error(
-            kernel, X, center=self.center, random_state=0
-        ) <= FLOAT32_MAX_ERROR:
-            return np.dtype(np.float32)
-        return np.dtype(np.float64)
+        """:func:`kpca.operators.storage_dtype`; a precomputed matrix stays float64
+        under ``'auto'`` (the user's values are used as given)."""
+        def error() -> float:
+            if self._is_precomputed():
+                return np.inf
+            return float32_eigen_error(kernel, X, center=self.center, random_state=0)
+
+        return storage_dtype(self.precision, X.dtype, n, error)
 
     def _plan(self, X, kernel: Kernel, distributed: bool = False) -> _Plan:
         """Resolve n_components, the solver, the storage precision and the budget."""

@@ -20,9 +20,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import BaseKernelPCA
-from .._kernel_pca import FLOAT64_MAX_ROWS
 from .._rows import RowSource
 from ..diagnostics import od_noise
+from ..operators import storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp
 
@@ -92,14 +92,15 @@ class FeatureKernelPCA(BaseKernelPCA):
     }
 
     def _compute_dtype(self, X, sample) -> np.dtype:
-        """Dtype of the feature blocks: ``precision``; for ``'auto'``, float32 for
-        float32 data or more than ``FLOAT64_MAX_ROWS`` rows, else float64.
-        ``sample`` (rows of X) lets subclasses check that float32 is accurate enough."""
-        if self.precision == "auto":
-            if X.dtype == np.float32 or X.shape[0] > FLOAT64_MAX_ROWS:
-                return np.dtype(np.float32)
-            return np.dtype(np.float64)
-        return np.dtype(self.precision)
+        """Dtype of the feature blocks (:func:`kpca.operators.storage_dtype`, with the
+        subclass's estimate of float32's eigenvalue error from ``sample``)."""
+        return storage_dtype(self.precision, X.dtype, X.shape[0],
+                             lambda: self._float32_error(X, sample))
+
+    def _float32_error(self, X, sample) -> float:
+        """Eigenvalue error float32 features would cause (0: negligible, as the
+        Monte-Carlo error of random features dwarfs it)."""
+        return 0.0
 
     def _validate(self, X, *, reset: bool):
         """Validated numpy/sparse X, a RowSource, or a dask array (not materialised)."""

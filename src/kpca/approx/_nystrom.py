@@ -10,7 +10,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._kernel_pca import FLOAT32_MAX_ERROR
 from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from ..operators import float32_eigen_error
 from ._base import FeatureKernelPCA, FeatureMap, take_rows
@@ -226,22 +225,18 @@ class NystromKernelPCA(FeatureKernelPCA):
                     int(keep.sum()), rcond)
         return FeatureMap(NystromMap(self.kernel_, Z, dtype), W, Z, Kmm)
 
-    def _compute_dtype(self, X, sample) -> np.dtype:
-        """As the base class, but float64 where float32 kernel values would cost the
-        eigenvalues more than 1e-7 (centring that cancels most of K: e.g. a linear or
-        polynomial kernel on data far from the origin), as :class:`kpca.KernelPCA`."""
-        dtype = super()._compute_dtype(X, sample)
-        if self.precision != "auto" or dtype != np.float32 or X.dtype == np.float32:
-            return dtype
+    def _float32_error(self, X, sample) -> float:
+        """float32 kernel values can cost the eigenvalues more than 1e-7 where
+        centring cancels most of K (e.g. a linear or polynomial kernel on data far
+        from the origin): estimated on the sample, as :class:`kpca.KernelPCA`."""
         kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
         if not kernel.requires_vectors:
-            return dtype  # _build raises its clear error
+            return 0.0  # _build raises its clear error
         kernel = kernel.resolve(sample, random_state=0)
         # the estimate scales like 1 / sqrt(rows): from the sample's rows to n
-        err = float32_eigen_error(kernel, sample, random_state=0) * np.sqrt(
+        return float32_eigen_error(kernel, sample, random_state=0) * np.sqrt(
             sample.shape[0] / X.shape[0])
-        return dtype if err <= FLOAT32_MAX_ERROR else np.dtype(np.float64)
 
     # ------------------------------------------------------------------ landmarks
     def _select(self, X, m: int, rng):

@@ -3,7 +3,14 @@
 from ._base import KernelOperator
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
-from ._gram import float32_eigen_error, gram_matrix, n_threads
+from ._gram import (
+    FLOAT32_MAX_ERROR,
+    FLOAT64_MAX_ROWS,
+    float32_eigen_error,
+    gram_matrix,
+    n_threads,
+    storage_dtype,
+)
 from ._tiled import TiledKernelOperator
 
 __all__ = [
@@ -13,7 +20,10 @@ __all__ = [
     "KernelOperator",
     "TiledKernelOperator",
     "center",
+    "FLOAT32_MAX_ERROR",
+    "FLOAT64_MAX_ROWS",
     "float32_eigen_error",
+    "storage_dtype",
     "gram_matrix",
     "n_threads",
 ]

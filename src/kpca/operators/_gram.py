@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -127,3 +128,41 @@ def float32_eigen_error(
     if not (top > 0 and np.isfinite(top) and np.isfinite(big)):
         return float("inf")
     return _U32 * big * np.sqrt(n) / (top * n / len(idx))
+
+
+#: with ``precision='auto'``, float64 data keep float64 kernel values up to this many rows
+FLOAT64_MAX_ROWS = 4096
+#: ... and beyond, float32 when its estimated eigenvalue error (relative to the
+#: largest, :func:`float32_eigen_error`) is at most this
+FLOAT32_MAX_ERROR = 1e-7
+
+
+def storage_dtype(precision: str, data_dtype: Any, n: int,
+                  float32_error: Callable[[], float] | None = None) -> np.dtype:
+    """The precision policy of every estimator: the dtype kernel values are stored in.
+
+    ``precision`` other than ``'auto'`` is used as given. ``'auto'``: float32 for
+    float32 data; float64 up to :data:`FLOAT64_MAX_ROWS` rows; beyond, float32
+    (half the memory, passes twice as fast) unless ``float32_error()`` -- an
+    estimate of the eigenvalue error float32 would cause, e.g. from
+    :func:`float32_eigen_error` -- exceeds :data:`FLOAT32_MAX_ERROR` (centring that
+    cancels most of K: a linear or polynomial kernel on data far from the origin).
+
+    Parameters
+    ----------
+    precision : {'auto', 'float32', 'float64'}
+    data_dtype : dtype of the data
+    n : int
+        Rows.
+    float32_error : callable or None
+        Called only when needed; ``None``: float32 is accurate enough.
+    """
+    if precision != "auto":
+        return np.dtype(precision)
+    if np.dtype(data_dtype) == np.float32:
+        return np.dtype(np.float32)
+    if n <= FLOAT64_MAX_ROWS:
+        return np.dtype(np.float64)
+    if float32_error is not None and float32_error() > FLOAT32_MAX_ERROR:
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
