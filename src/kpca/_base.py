@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import RBF, Linear, Polynomial
+from .operators import n_threads
 from .preimage import (
     PreimageInfo,
     check_fixed_point_kernel,
@@ -160,8 +161,6 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         limit = parse_memory(getattr(self, "memory_limit", None))
         if limit is None:
             return default
-        from .operators import n_threads
-
         return max(_MIN_BLOCK_BYTES, min(default, limit // (copies * n_threads(self.n_jobs))))
 
     @property

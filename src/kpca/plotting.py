@@ -553,9 +553,7 @@ def plot_outlier_map(
         if orthogonal_distance is not None:
             raise ValueError("plot_outlier_map(model, ...): pass the rows as X=, not a second "
                              "array of distances.")
-        from .robust import outlier_map
-
-        om = outlier_map(score_distance, X)
+        om = score_distance.outlier_map(X)
         score_distance, orthogonal_distance = om.score_distance, om.orthogonal_distance
         score_cutoff = om.sd_cutoff if score_cutoff is None else score_cutoff
         orthogonal_cutoff = om.od_cutoff if orthogonal_cutoff is None else orthogonal_cutoff

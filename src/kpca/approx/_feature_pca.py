@@ -42,6 +42,8 @@ import numpy as np
 import scipy.linalg
 
 from .._parallel import run_stream
+from ..operators import n_threads
+from ..solvers import EigenResult, finalize
 
 logger = logging.getLogger("kpca")
 
@@ -125,8 +127,6 @@ def accumulate(
     -------
     FeatureStats
     """
-    from ..operators import n_threads
-
     total = FeatureStats.zeros(shift.shape[0])
     for part in run_stream(lambda Xb: FeatureStats.of_block(raw(Xb), shift), blocks,
                            n_threads(n_jobs)):
@@ -175,8 +175,6 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
         covariance);
         ``None`` computes all ``q``.
     """
-    from ..solvers import EigenResult, finalize
-
     n = stats.n
     d = stats.total / n
     mean = shift + d

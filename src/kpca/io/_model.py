@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .. import kernels
 from .._files import atomic_write
 from .._kernel_pca import KernelPCA
 from .._version import __version__
@@ -104,8 +105,6 @@ class _Encoder:
         return key
 
     def encode(self, value: Any, where: str) -> Any:
-        from .. import kernels
-
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, np.generic):
@@ -180,8 +179,6 @@ class _Encoder:
         }
 
     def _kernel(self, kernel: Any, where: str) -> dict:
-        from .. import kernels
-
         name = type(kernel).__name__
         if getattr(kernels, name, None) is not type(kernel):
             raise ValueError(
@@ -345,8 +342,6 @@ class _Decoder:
             raise self._fail(f"invalid sparse matrix ({exc})") from None
 
     def _kernel(self, node: dict) -> Any:
-        from .. import kernels
-
         name = node.get("class")
         cls = getattr(kernels, name, None) if isinstance(name, str) else None
         if (
