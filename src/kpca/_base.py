@@ -232,7 +232,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if quantile == QUANTILE:
             return float(self.sd_cutoff_), float(self.od_cutoff_)
         k = int(np.count_nonzero(self.subspace_.score_variance > 0))
-        return sd_cutoff(k, quantile), od_cutoff(self.orthogonal_distances_, quantile)
+        return sd_cutoff(k, quantile), self._od_cutoff(self.orthogonal_distances_, quantile)
 
     def outlier_map(self, X=None, *, quantile: float = QUANTILE, kernel_diag=None):
         """Distances, cut-offs, flags and categories: a :class:`kpca.robust.OutlierMap`."""
@@ -284,13 +284,20 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         return np.where(self.decision_function(X) < 0, -1, 1)
 
+    def _od_cutoff(self, od: np.ndarray, quantile: float = QUANTILE) -> float:
+        """The ROBPCA cut-off, at least the smallest orthogonal distance the model
+        resolves (``sqrt(od_noise)``): when every training row lies in the subspace
+        (constant data, a linear kernel with all components) the distances of new
+        rows are then measured in units of the round-off level -- large, but finite."""
+        return max(od_cutoff(od, quantile), float(np.sqrt(self.subspace_.od_noise)))
+
     def _set_outlier_statistics(self, sd: np.ndarray, od: np.ndarray) -> None:
         """Cut-offs and ``offset_`` from the training rows' (or a sample's) distances."""
         self.score_distances_ = sd
         self.orthogonal_distances_ = od
         k = int(np.count_nonzero(self.subspace_.score_variance > 0))
         self.sd_cutoff_ = sd_cutoff(k)
-        self.od_cutoff_ = od_cutoff(od)
+        self.od_cutoff_ = self._od_cutoff(od)
         if self.contamination == "auto":
             self.offset_ = -1.0
         else:

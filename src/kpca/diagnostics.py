@@ -125,7 +125,10 @@ class Influence:
       y_im^2 / (lambda_l - lambda_m)^2 + r_i / lambda_l^2)``: feature-space norm
       of the first-order change of the eigenvector (Critchley 1985); exact when
       the model keeps every non-zero component (``r_i = 0``), otherwise the
-      discarded eigenvalues are treated as 0;
+      discarded eigenvalues are treated as 0. For a repeated eigenvalue (equal to
+      1e-10 relative) the sum leaves out the other members of its cluster: it is the
+      influence on the eigenspace, which is finite (a single eigenvector of a
+      repeated eigenvalue is not defined);
     * ``loo_eigenvalues[i, l] = mu_l - n / (n - 1) y_il^2``: first-order
       eigenvalue of the centred Gram matrix without point i; the leave-one-out
       change of ``f_l`` has norm ``~ components[i, l] / (n - 1)``;
@@ -153,8 +156,11 @@ class Influence:
         lam = mu / n
         resid = np.maximum(np.asarray(operator_diag, np.float64) - np.sum(Z**2, axis=1), 0.0)
         gap = lam[:, None] - lam[None, :]  # (l, m)
+        # a repeated eigenvalue has no single eigenvector, only an eigenspace: the
+        # rotation within it is left out (its influence on the eigenspace is finite)
+        same = np.abs(gap) <= 1e-10 * float(lam.max(initial=0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
-            inv2 = np.where(np.eye(lam.size, dtype=bool), 0.0, 1.0 / gap**2)
+            inv2 = np.where(same, 0.0, 1.0 / np.where(same, 1.0, gap) ** 2)
             inner = (Z**2) @ inv2.T + resid[:, None] / lam[None, :] ** 2
             comp = np.abs(Z) * np.sqrt(inner)
         ev = Z**2 - lam[None, :]

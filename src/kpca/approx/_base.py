@@ -213,8 +213,10 @@ class FeatureKernelPCA(BaseKernelPCA):
         """
         kernel = self.kernel_
         if fmap.landmarks is None:
+            F = np.asarray(fmap.raw(sample), dtype=np.float64)
             return FittedSubspace(kernel, None, U, mean, mean, float(mean @ mean), lam,
-                                  features=fmap.raw, rows_dtype=dtype.name)
+                                  features=fmap.raw, rows_dtype=dtype.name,
+                                  od_noise=od_noise(np.einsum("ij,ij->i", F, F), dtype))
         W = fmap.W
         P = W @ U
         g = W @ (W.T @ mean)

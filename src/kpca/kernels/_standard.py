@@ -352,23 +352,49 @@ class Callable(Kernel):
         return self._copy(vectorized=bool(vec))
 
     def _probe(self, X) -> bool:
-        """True when ``func`` evaluates whole blocks correctly."""
+        """True when ``func`` evaluates whole blocks correctly; False when it is a
+        per-pair function; a ``ValueError`` naming the shapes when it is neither."""
         n = X.shape[0]
-        if n < 2:
-            return False
         A, B = X[: min(2, n)], X[: min(3, n)]
+        block = None
+        if n >= 2:
+            try:
+                with np.errstate(all="ignore"):
+                    block = np.asarray(self.func(A, B, **(self.params or {})))
+            except Exception:  # a per-pair function may fail on 2-D input: that is the answer
+                block = None
+            if block is not None and block.shape == (A.shape[0], B.shape[0]):
+                try:
+                    Kp = self._pairwise(A, B)
+                except Exception:  # only takes blocks: the block answer is the only answer
+                    return True
+                return bool(np.allclose(block, Kp, rtol=1e-6, atol=1e-12, equal_nan=False))
+        self._check_pair(A, B, block)
+        return False
+
+    def _check_pair(self, A, B, block) -> None:
+        """A per-pair function must return one number for two 1-D rows."""
+        if sp.issparse(A):
+            return  # rows of a sparse matrix are passed as given (scikit-learn's rule)
         try:
             with np.errstate(all="ignore"):
-                Kb = np.asarray(self.func(A, B, **(self.params or {})))
-        except Exception:  # a per-pair function may fail on 2-D input: that is the answer
-            return False
-        if Kb.shape != (A.shape[0], B.shape[0]):
-            return False
-        try:
-            Kp = self._pairwise(A, B)
-        except Exception:  # only takes blocks: the block answer is the only answer
-            return True
-        return bool(np.allclose(Kb, Kp, rtol=1e-6, atol=1e-12, equal_nan=False))
+                value = np.asarray(self.func(A[0], B[0], **(self.params or {})))
+        except Exception as exc:
+            if block is None:
+                raise ValueError(
+                    "the kernel callable fails both on blocks of rows (2-D arrays, expected "
+                    "to return their (n1, n2) kernel matrix) and on a pair of 1-D rows "
+                    f"(expected to return a number): {type(exc).__name__}: {exc}"
+                ) from None
+            value = None
+        if value is None or value.size != 1:
+            got = "an error" if value is None else f"shape {value.shape}"
+            blk = "an error" if block is None else f"shape {block.shape}"
+            raise ValueError(
+                f"the kernel callable returned {blk} for blocks of {A.shape[0]} and "
+                f"{B.shape[0]} rows (expected ({A.shape[0]}, {B.shape[0]})) and {got} for "
+                "one pair of rows (expected a number)."
+            )
 
     def _pairwise(self, X, Y):
         return pairwise_kernels(

@@ -146,22 +146,33 @@ def eigsh_top(
             f"eigen_solver must be one of {['auto', *SOLVERS]}; got {solver!r}."
         ) from None
     if not fallback or solver == "dense":
-        return fn(op, k, **options)
+        return _check_count(fn(op, k, **options), k, op.n)
     if solver == "krylov" and options.get("time_limit") is None:
         options["time_limit"] = dense_seconds(op.n)
     try:
         result = fn(op, k, **options)
     except ArpackNoConvergence as exc:
         logger.info("%s; falling back to the dense solver", exc)
-        return dense_eigsh(op, k)
-    if result.converged:
+        return _check_count(dense_eigsh(op, k), k, op.n)
+    if result.converged and result.values.shape[0] == min(k, op.n):
         return result
     logger.info(
         "%s stopped after %d operator columns (residuals up to %.1e); falling back to "
         "the dense solver", solver, result.n_matvec,
         np.max(result.residuals) if result.residuals is not None else float("nan"),
     )
-    return dense_eigsh(op, k)
+    return _check_count(dense_eigsh(op, k), k, op.n)
+
+
+def _check_count(result: EigenResult, k: int, n: int) -> EigenResult:
+    """Every solver returns exactly ``min(k, n)`` pairs: never a narrower result."""
+    m = result.values.shape[0]
+    if m != min(k, n) or result.vectors.shape[1] != m:
+        raise ValueError(
+            f"eigen_solver={result.solver!r} returned {m} of the {min(k, n)} eigenpairs asked "
+            "for; try another eigen_solver (e.g. 'dense' when the matrix fits in memory)."
+        )
+    return result
 
 
 __all__ = [

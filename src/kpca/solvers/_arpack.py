@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from scipy.linalg import qr
+from scipy.sparse.linalg import ArpackError, eigsh
 from scipy.sparse.linalg import ArpackNoConvergence as _ScipyNoConvergence
-from scipy.sparse.linalg import eigsh
 from sklearn.utils import check_random_state
 
 from ..operators import KernelOperator
@@ -49,7 +50,8 @@ def arpack_eigsh(
 
     Stopping rule: ARPACK's own, ``||K v - mu v|| <= tol * |mu|`` (``tol=0`` means
     machine precision). ARPACK needs ``k < n``; for ``k >= n`` the dense solver is
-    used instead.
+    used instead. A zero operator (constant data) gives zero eigenvalues with
+    orthonormal vectors, as the other solvers do (ARPACK itself stops on it).
     """
     n = op.n
     if k >= n:
@@ -71,6 +73,19 @@ def arpack_eigsh(
             f"ARPACK did not converge in max_iter={max_iter} iterations "
             f"({len(exc.eigenvalues)} of {k} eigenpairs converged); raise max_iter or tol, "
             "or use eigen_solver='dense'."
+        ) from None
+    except ArpackError as exc:
+        # ARPACK stops when K~ maps its start vector to 0. If K~ is zero (constant
+        # data, or every point the same), the top eigenpairs are 0 with any
+        # orthonormal vectors -- what the other solvers return; otherwise say so.
+        Q = qr(rng.standard_normal((n, k + 1)), mode="economic")[0]
+        KQ = np.asarray(counting.matmat(Q.astype(op.dtype)), dtype=np.float64)
+        if np.linalg.norm(KQ) <= np.finfo(op.dtype).eps * max(1.0, float(np.abs(op.diag()).max(
+                initial=0.0))) * n:
+            return EigenResult(np.zeros(k), Q[:, :k].astype(op.dtype), "arpack", n_iter=0,
+                               n_matvec=counting.count, residuals=np.zeros(k))
+        raise ValueError(
+            f"ARPACK failed ({exc}); use eigen_solver='dense' or 'krylov'."
         ) from None
     res = relative_residuals(op, w, V)
     return EigenResult(w, V, "arpack", n_iter=0, n_matvec=counting.count + k,

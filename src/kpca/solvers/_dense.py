@@ -2,23 +2,46 @@
 
 from __future__ import annotations
 
+import logging
+
+import numpy as np
 from scipy.linalg import eigh
 
 from ..operators import DenseOperator, KernelOperator
 from ._result import EigenResult
+
+logger = logging.getLogger("kpca")
 
 
 def dense_eigsh(op: KernelOperator, k: int, **_: object) -> EigenResult:
     """Top-``k`` eigenpairs by ``scipy.linalg.eigh`` (``subset_by_index``).
 
     The matrix is taken from ``op.to_dense()``; when the operator owns it, LAPACK
-    is allowed to overwrite it (no extra n x n copy).
+    works in place (no extra n x n copy: a C-ordered symmetric matrix is passed as
+    its Fortran-ordered transpose, which is the same matrix).
+
+    LAPACK's subset drivers can return fewer pairs than asked when the wanted
+    eigenvalues form an exact cluster (e.g. ``K~ = I - 11^T / n``, the centred
+    kernel of points that are all far apart); the full decomposition is then
+    computed instead, so exactly ``min(k, n)`` pairs are always returned.
     """
     A = op.to_dense()
     n = A.shape[0]
     overwrite = isinstance(op, DenseOperator) and op.owned
+    if A.flags.c_contiguous and not A.flags.f_contiguous:
+        A = A.T
     if k >= n:
         w, V = eigh(A, overwrite_a=overwrite, check_finite=False, driver="evd")
-    else:
-        w, V = eigh(A, subset_by_index=(n - k, n - 1), overwrite_a=overwrite, check_finite=False)
+        return EigenResult(w, V, "dense")
+    diag = np.array(A.diagonal()) if overwrite else None
+    w, V = eigh(A, subset_by_index=(n - k, n - 1), overwrite_a=overwrite, check_finite=False)
+    if w.shape[0] != k:
+        logger.info("dense: the subset solver returned %d of %d pairs (a cluster of equal "
+                    "eigenvalues); computing the full decomposition", w.shape[0], k)
+        # in place, LAPACK overwrote the lower triangle and the diagonal; the upper
+        # triangle and the saved diagonal are still the matrix
+        if diag is not None:
+            np.fill_diagonal(A, diag)
+        w, V = eigh(A, lower=False, overwrite_a=overwrite, check_finite=False, driver="evd")
+        w, V = w[n - k:], V[:, n - k:]
     return EigenResult(w, V, "dense")
