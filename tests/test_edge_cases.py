@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 import kpca
 from kpca import KernelPCA, SphericalKernelPCA, WeightedKernelPCA
 from kpca.operators import DenseOperator, center
-from kpca.solvers import eigsh_top
+from kpca.solvers import eigsh_top, top_eigh
 
 SOLVERS = ["dense", "arpack", "randomized", "krylov", "auto"]
 
@@ -43,6 +43,17 @@ def test_dense_solver_returns_every_pair_of_an_exact_cluster(n, k):
     np.testing.assert_allclose(res.vectors.T @ res.vectors, np.eye(k), atol=1e-12)
     # they are eigenvectors: orthogonal to the constant vector
     np.testing.assert_allclose(res.vectors.sum(axis=0), 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("driver", [None, "evr", "evx"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_top_eigh_returns_every_pair_of_a_cluster(driver, overwrite):
+    """The shared dense routine (also the streamed estimators' covariance solve)."""
+    n = 120
+    A = np.eye(n) - 1.0 / n
+    w, V = top_eigh(A.copy(), 4, overwrite=overwrite, driver=driver)
+    np.testing.assert_allclose(w, 1.0, atol=1e-12)
+    np.testing.assert_allclose(A @ V, V * w, atol=1e-12)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

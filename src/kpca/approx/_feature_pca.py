@@ -39,11 +39,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from .._parallel import run_stream
 from ..operators import n_threads
-from ..solvers import EigenResult, finalize
+from ..solvers import EigenResult, finalize, top_eigh
 
 logger = logging.getLogger("kpca")
 
@@ -183,16 +182,13 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
     C = Cf if W is None else W.T @ Cf @ W
     C = 0.5 * (C + C.T)
     q = C.shape[0]
-    if k is None or k >= q:
-        lam, U = np.linalg.eigh(C)
-    else:
-        lam, U = scipy.linalg.eigh(C, subset_by_index=[q - k, q - 1], driver="evx")
+    trace = float(max(np.trace(C), 0.0))
+    lam, U = top_eigh(C, q if k is None else k, overwrite=True, driver="evx")
     # C is PSD by construction: negative eigenvalues are round-off (float32 blocks
     # whitened by K_mm^{-1/2}); then the shared post-processing (descending order,
     # deterministic signs, tiny -> 0)
     lam = np.maximum(lam, 0.0)
     res = finalize(EigenResult(lam[::-1].copy(), U[:, ::-1].copy(), solver="eigh"))
-    trace = float(max(np.trace(C), 0.0))
     return FeaturePCA(n, mean, np.maximum(res.values, 0.0), res.vectors, trace)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..operators import KernelOperator
 from ._arpack import ArpackNoConvergence, arpack_eigsh
-from ._dense import dense_eigsh
+from ._dense import dense_eigsh, top_eigh
 from ._krylov import (
     krylov_basis_size,
     krylov_block_size,
@@ -192,6 +192,7 @@ __all__ = [
     "krylov_start",
     "krylov_workspace_columns",
     "dense_eigsh",
+    "top_eigh",
     "eigsh_top",
     "finalize",
     "nystrom_start",

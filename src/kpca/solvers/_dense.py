@@ -17,24 +17,32 @@ def dense_eigsh(op: KernelOperator, k: int, **_: object) -> EigenResult:
     """Top-``k`` eigenpairs by ``scipy.linalg.eigh`` (``subset_by_index``).
 
     The matrix is taken from ``op.to_dense()``; when the operator owns it, LAPACK
-    works in place (no extra n x n copy: a C-ordered symmetric matrix is passed as
-    its Fortran-ordered transpose, which is the same matrix).
-
-    LAPACK's subset drivers can return fewer pairs than asked when the wanted
-    eigenvalues form an exact cluster (e.g. ``K~ = I - 11^T / n``, the centred
-    kernel of points that are all far apart); the full decomposition is then
-    computed instead, so exactly ``min(k, n)`` pairs are always returned.
+    works in place (no extra n x n copy). See :func:`top_eigh`.
     """
-    A = op.to_dense()
-    n = A.shape[0]
     overwrite = isinstance(op, DenseOperator) and op.owned
+    w, V = top_eigh(op.to_dense(), k, overwrite=overwrite)
+    return EigenResult(w, V, "dense")
+
+
+def top_eigh(A: np.ndarray, k: int, *, overwrite: bool = False, driver: str | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``min(k, n)`` largest eigenpairs of the symmetric ``A``, ascending.
+
+    A C-ordered ``A`` is passed to LAPACK as its Fortran-ordered transpose (the same
+    matrix), so with ``overwrite`` it is decomposed in place. LAPACK's subset drivers
+    can return fewer pairs than asked when the wanted eigenvalues form an exact
+    cluster (e.g. ``K~ = I - 11^T / n``, the centred kernel of points all far
+    apart); the full decomposition is then computed instead, so exactly
+    ``min(k, n)`` pairs are always returned.
+    """
+    n = A.shape[0]
     if A.flags.c_contiguous and not A.flags.f_contiguous:
         A = A.T
     if k >= n:
-        w, V = eigh(A, overwrite_a=overwrite, check_finite=False, driver="evd")
-        return EigenResult(w, V, "dense")
+        return eigh(A, overwrite_a=overwrite, check_finite=False, driver="evd")
     diag = np.array(A.diagonal()) if overwrite else None
-    w, V = eigh(A, subset_by_index=(n - k, n - 1), overwrite_a=overwrite, check_finite=False)
+    w, V = eigh(A, subset_by_index=(n - k, n - 1), overwrite_a=overwrite, check_finite=False,
+                driver=driver)
     if w.shape[0] != k:
         logger.info("dense: the subset solver returned %d of %d pairs (a cluster of equal "
                     "eigenvalues); computing the full decomposition", w.shape[0], k)
@@ -44,4 +52,4 @@ def dense_eigsh(op: KernelOperator, k: int, **_: object) -> EigenResult:
             np.fill_diagonal(A, diag)
         w, V = eigh(A, lower=False, overwrite_a=overwrite, check_finite=False, driver="evd")
         w, V = w[n - k:], V[:, n - k:]
-    return EigenResult(w, V, "dense")
+    return w, V
