@@ -145,7 +145,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components_)
-            In X's float dtype (a lazy dask array for dask input).
+            In the model's float dtype, that of the training data (a lazy dask array
+            for dask input).
         """
         check_is_fitted(self)
         from .distributed import is_dask_collection, transform_dask
@@ -153,7 +154,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if is_dask_collection(X):  # lazy, chunk by chunk on the cluster
             return transform_dask(self, X, self.n_components_, self.eigenvalues_.dtype)
         X = self._validate_new(X)
-        return self.subspace_.transform(X, n_jobs=self.n_jobs,
+        # scores in the model's precision (as the eigenvalues), whatever the rows' dtype
+        return self.subspace_.transform(X, n_jobs=self.n_jobs, dtype=self.eigenvalues_.dtype,
                                         block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
 
     def _block_bytes(self, default: int, copies: int) -> int:
@@ -205,10 +207,16 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         distance inside the subspace; ``OD(t) = sqrt(||phi(t) - theta||^2 - sum_l
         y_l(t)^2)``: the distance to it (docs/math.md, "Robust KPCA and diagnostics").
 
+        ``X=None``: the training rows' distances, computed by the fit (for the
+        streamed estimators, of the fit's sample of at most 2,000 rows).
+
         Returns
         -------
         score_distance, orthogonal_distance : ndarray of shape (m,)
         """
+        check_is_fitted(self)
+        if X is None and kernel_diag is None:
+            return self.score_distances_, self.orthogonal_distances_
         return self.subspace_.distances(*self.raw_projection(X, kernel_diag=kernel_diag))
 
     def score_distance(self, X=None, *, kernel_diag=None) -> np.ndarray:
@@ -252,7 +260,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return self.outlier_scores(X, quantile=quantile, kernel_diag=kernel_diag) > 1
 
     # ------------------------------------------------------------------ outlier detector
-    def score_samples(self, X):
+    def score_samples(self, X, *, kernel_diag=None):
         """Normality of each row: ``-max(SD / SD_cut, OD / OD_cut)``; higher is more normal.
 
         Rows beyond either cut-off of the outlier map score below -1.
@@ -260,29 +268,31 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        kernel_diag : array-like of shape (n_samples,), default=None
+            ``k(t, t)`` of each row; needed with ``kernel='precomputed'``.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
         """
-        return -self.outlier_scores(X)
+        return -self.outlier_scores(X, kernel_diag=kernel_diag)
 
-    def decision_function(self, X):
+    def decision_function(self, X, *, kernel_diag=None):
         """``score_samples(X) - offset_``: negative for outliers, non-negative for inliers.
 
         ``offset_`` is -1 (the outlier map's cut-offs) for ``contamination='auto'``,
         else the ``contamination`` quantile of the training rows' scores.
         """
-        return self.score_samples(X) - self.offset_
+        return self.score_samples(X, kernel_diag=kernel_diag) - self.offset_
 
-    def predict(self, X):
+    def predict(self, X, *, kernel_diag=None):
         """+1 for inliers, -1 for outliers (``decision_function(X) < 0``).
 
         Returns
         -------
         labels : ndarray of int, shape (n_samples,)
         """
-        return np.where(self.decision_function(X) < 0, -1, 1)
+        return np.where(self.decision_function(X, kernel_diag=kernel_diag) < 0, -1, 1)
 
     def _od_cutoff(self, od: np.ndarray, quantile: float = QUANTILE) -> float:
         """The ROBPCA cut-off, at least the smallest orthogonal distance the model
@@ -306,6 +316,14 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             self.offset_ = float(np.percentile(score, 100.0 * self.contamination))
 
     # ------------------------------------------------------------------ pre-images
+    def _check_vector_input(self) -> None:
+        """Pre-images are points of input space: not for precomputed or string kernels."""
+        if self.subspace_.precomputed or not getattr(self.kernel_, "requires_vectors", True):
+            raise ValueError(
+                "pre-images need input vectors: they are not available with "
+                f"kernel={getattr(self.kernel_, 'name', 'precomputed')!r}."
+            )
+
     def _preimage_space(self, q: int) -> FittedSubspace:
         """The subspace of the first ``q`` directions, expanded over input points."""
         space = self.subspace_
@@ -315,11 +333,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 "expanded over input points. Use NystromKernelPCA (landmark pre-images) or "
                 "KernelPCA (method='fixed_point', 'mds' or 'ridge')."
             )
-        if space.precomputed or not getattr(self.kernel_, "requires_vectors", True):
-            raise ValueError(
-                "pre-images need input vectors: they are not available with "
-                f"kernel={getattr(self.kernel_, 'name', 'precomputed')!r}."
-            )
+        self._check_vector_input()
         return space.truncate(q)
 
     def _auto_method(self) -> str:
@@ -393,6 +407,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_is_fitted(self)
         method = self._default_inverse if method is None else method
         _check_options(n_neighbors, max_iter, tol)
+        self._check_vector_input()
         method = self._check_method(method, ("auto", *INVERSE_METHODS))
         Y = np.asarray(X, dtype=np.float64)
         k = self.n_components_
@@ -445,6 +460,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 f"of components); got {n_components!r}."
             )
         q = int(q)
+        self._check_vector_input()
         method = self._check_method(method, DENOISE_METHODS)
         if method == "ridge":
             Y = np.asarray(self.transform(X), dtype=np.float64)

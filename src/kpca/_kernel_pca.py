@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import warnings
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -97,6 +97,9 @@ class _Decomposition:
     trace: float
     centering: Centering
     plan: _Plan
+    #: fitted attributes the centring step found (robust KPCA: weights, distances),
+    #: set on the estimator only once the whole fit has succeeded
+    fitted: dict = field(default_factory=dict)
 
 
 def _is_fraction(nc: Any) -> bool:
@@ -308,7 +311,7 @@ class KernelPCA(BaseKernelPCA):
         "remove_zero_eig": ["boolean"],
         "copy_X": ["boolean"],
         "center": ["boolean"],
-        "memory_limit": [Interval(Integral, 1, None, closed="left"), str, None],
+        "memory_limit": [Interval(Real, 1, None, closed="left"), str, None],
     }
     #: scikit-learn's ``inverse_transform`` is the learned pre-image
     _default_inverse = "ridge"
@@ -402,9 +405,9 @@ class KernelPCA(BaseKernelPCA):
         X, distributed, rng = self._prepare_fit(X)
         with self._threads():
             kernel = self._make_kernel().resolve(X, random_state=rng)
-            self.gamma_ = self._resolved_gamma(kernel, X, rng)
+            gamma = self._resolved_gamma(kernel, X, rng)
             dec = self._decompose(X, kernel, rng, distributed)
-        return self._set_fitted(X, kernel, dec)
+        return self._set_fitted(X, kernel, dec, gamma)
 
     def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
         """Validated training data, whether it came as a dask collection, the RNG."""
@@ -416,11 +419,14 @@ class KernelPCA(BaseKernelPCA):
         X = self._validate_X(X, reset=True, kernel=self._make_kernel())
         return X, distributed, check_random_state(self.random_state)
 
-    def _set_fitted(self, X, kernel: Kernel, dec: _Decomposition) -> np.ndarray:
+    def _set_fitted(self, X, kernel: Kernel, dec: _Decomposition, gamma: float) -> np.ndarray:
         """Fitted attributes from a decomposition; returns ``fit_transform``'s output."""
         values, vectors = dec.result.values, dec.result.vectors
         n = X.shape[0]
+        for name, value in dec.fitted.items():
+            setattr(self, name, value)
         self.kernel_ = kernel
+        self.gamma_ = gamma
         self.X_fit_ = X
         self.eigenvalues_ = values
         self.eigenvectors_ = vectors
@@ -589,7 +595,7 @@ class KernelPCA(BaseKernelPCA):
         # eigenvalues below n * eps * max K_ii are indistinguishable from the
         # round-off of K itself (and of the centring that subtracts its means)
         noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
-        op, centering = self._center_operator(op, plan, rng)
+        op, centering, fitted = self._center_operator(op, plan, rng)
         trace = op.trace()
         if not (np.isfinite(trace) and np.all(np.isfinite(centering.row_means))):
             raise ValueError(
@@ -606,7 +612,7 @@ class KernelPCA(BaseKernelPCA):
             values=final.values.astype(out_dtype, copy=False),
             vectors=final.vectors.astype(out_dtype, copy=False),
         )
-        return _Decomposition(final, trace, centering, plan)
+        return _Decomposition(final, trace, centering, plan, fitted)
 
     def _kernel_operator(self, X, plan: _Plan, rng) -> KernelOperator:
         """The uncentred kernel matrix of the training data as an operator.
@@ -671,17 +677,18 @@ class KernelPCA(BaseKernelPCA):
         return krylov_start(X.shape[0], b, rng)
 
     def _center_operator(self, op: KernelOperator, plan: _Plan, rng
-                         ) -> tuple[KernelOperator, Centering]:
+                         ) -> tuple[KernelOperator, Centering, dict]:
         """Centre in feature space (docs/math.md, "Centring in feature space"), or not
         (``center=False``).
 
         Subclasses (robust KPCA) override this to centre on another point of
         feature space and/or rescale rows; they return the operator to
-        decompose and the :class:`Centering` that maps new rows the same way.
+        decompose, the :class:`Centering` that maps new rows the same way, and the
+        fitted attributes they found (set once the fit succeeds).
         """
         if self.center:
-            return center(op, inplace=True)
-        return op, Centering.none(op.n)
+            return (*center(op, inplace=True), {})
+        return op, Centering.none(op.n), {}
 
     def _solve(self, op, plan: _Plan, trace: float, noise: float, rng) -> EigenResult:
         """Top eigenpairs of the centred operator, post-processed."""

@@ -43,6 +43,7 @@ ESTIMATORS: dict[str, type] = {
 STREAMED = ("nystrom", "random-features")
 _CLI_DEFAULTS = {"n_components": 2}  # -k: two components unless told
 _SKIP = {"copy_X"}  # parameters without meaning on the command line
+_UNSET = argparse.SUPPRESS  # a parameter flag not given (None is a value: -k all)
 _PREIMAGES = ("ridge", "fixed_point", "mds")
 
 
@@ -94,8 +95,8 @@ def _add_estimator_options(p: argparse.ArgumentParser) -> None:
         spec, default = kio.parameter_flag(name), _CLI_DEFAULTS.get(name)
         kw = (dict(action="store_const", const=spec.const) if spec.parse is None else
               dict(type=_t(spec.parse), choices=spec.choices, metavar=spec.metavar))
-        g.add_argument(*spec.flags, dest=name, default=default, **kw,
-                       help=kio.flag_help(name, defaults, default).replace("%", "%%"))
+        g.add_argument(*spec.flags, dest=name, default=_UNSET if default is None else default,
+                       **kw, help=kio.flag_help(name, defaults, default).replace("%", "%%"))
 
 
 def _add_io(p: argparse.ArgumentParser, *, data: str = "DATA", output: str | None = "OUT",
@@ -192,7 +193,7 @@ def _make_estimator(args: argparse.Namespace) -> Any:
     """The ``--estimator`` with the parameters given as flags (the others: its defaults)."""
     defaults = _defaults()
     accepted, every = defaults[args.estimator], set().union(*defaults.values()) - _SKIP
-    params = {k: v for k in every if (v := getattr(args, k, None)) is not None}
+    params = {k: getattr(args, k) for k in every if hasattr(args, k)}
     for name in sorted(params.keys() - accepted.keys()):
         users = [e for e, d in defaults.items() if name in d]
         raise ValueError(f"{_flag(name)} does not apply to --estimator {args.estimator}; it "
@@ -333,7 +334,6 @@ def _cmd_info(args: argparse.Namespace) -> int:
     est = kio.load_model(args.model)
     name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)
     info = {"model": args.model, "estimator": name, **kio.model_summary(est)}
-    info.setdefault("n_samples_fit", getattr(est, "n_samples_", None))
     print(json.dumps(info, indent=2) if args.json else kio.format_summary(info))
     return EXIT_OK
 

@@ -173,6 +173,8 @@ class FittedSubspace:
             return self.features(Xb)
         if self.precomputed:
             return Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)
+        if sp.issparse(Xb) and sp.issparse(self.basis) and Xb.dtype != self.basis.dtype:
+            Xb = Xb.astype(self.basis.dtype)  # the kernel's blocks need one dtype
         if sp.issparse(Xb) and not sp.issparse(self.basis):
             # prepared states are for rows of the basis' kind (dense landmarks)
             return np.asarray(self.kernel.block(Xb, self.basis.astype(Xb.dtype)))
@@ -211,15 +213,21 @@ class FittedSubspace:
         return np.maximum(d, 0.0)
 
     # ------------------------------------------------------------------ projections
-    def transform(self, X: Any, *, n_jobs: int | None = None,
+    def transform(self, X: Any, *, n_jobs: int | None = None, dtype: Any = None,
                   block_bytes: int = TRANSFORM_BLOCK_BYTES) -> np.ndarray:
-        """Scores of the rows of ``X`` (validated), in X's float dtype, shape (m, k).
+        """Scores of the rows of ``X`` (validated), shape (m, k), in ``dtype`` (default:
+        X's float dtype).
 
         Raw scores ``y_l(t)``, divided by ``||phi(t) - theta||`` when
         :attr:`normalize`. Evaluated in row blocks of at most ``block_bytes`` of
         kernel rows on ``n_jobs`` threads (one BLAS thread each).
         """
-        dt = np.dtype(X.dtype) if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+        if dtype is not None:
+            dt = np.dtype(dtype)
+        elif X.dtype in (np.float32, np.float64):
+            dt = np.dtype(X.dtype)
+        else:
+            dt = np.dtype(np.float64)
         if self.precomputed and self.normalize:
             raise ValueError(
                 "transform of a normalised (spherical) model with kernel='precomputed' needs "
@@ -278,9 +286,16 @@ class FittedSubspace:
         m = X.shape[0]
         if kernel_diag is None:
             kernel_diag = self.kernel_diag(X)
+        else:
+            kernel_diag = np.asarray(kernel_diag, dtype=np.float64).ravel()
+            if kernel_diag.shape != (m,):
+                raise ValueError(
+                    f"kernel_diag must have shape ({m},); got {kernel_diag.shape}.")
+            if not np.all(np.isfinite(kernel_diag)) or np.any(kernel_diag < 0):
+                raise ValueError(
+                    "kernel_diag must hold finite values >= 0 (k(t, t) of a positive "
+                    "semi-definite kernel).")
         kernel_diag = np.asarray(kernel_diag, dtype=np.float64).ravel()
-        if kernel_diag.shape != (m,):
-            raise ValueError(f"kernel_diag must have shape ({m},); got {kernel_diag.shape}.")
         rows = max(1, block_bytes // max(1, 8 * self.n))
         prep = self.prepare(np.float64)
         b = self.offset

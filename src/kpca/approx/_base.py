@@ -8,7 +8,7 @@ component selection and ``transform`` live here (see :mod:`._feature_pca`).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
 
@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import BaseKernelPCA
 from .._rows import RowSource
 from ..diagnostics import od_noise
-from ..operators import storage_dtype
+from ..operators import n_threads, storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp
 
@@ -64,18 +64,24 @@ class FeatureMap:
     ----------
     raw : callable
         Raw features of a block of rows, shape (b, p); picklable, thread-safe.
+    kernel : Kernel
+        The resolved kernel.
     W : ndarray of shape (p, q) or None
         Linear map applied after ``raw`` (None: identity).
     landmarks : ndarray of shape (p, d) or None
         Expansion points when ``raw`` is ``k(., landmarks)`` (Nyström).
     landmark_kernel : ndarray of shape (p, p) or None
         ``k(landmarks, landmarks)`` (float64).
+    fitted : dict
+        Fitted attributes of the map (set once the whole fit has succeeded).
     """
 
     raw: Any
+    kernel: Any
     W: np.ndarray | None = None
     landmarks: np.ndarray | None = None
     landmark_kernel: np.ndarray | None = None
+    fitted: dict = field(default_factory=dict)
 
 
 class FeatureKernelPCA(BaseKernelPCA):
@@ -135,6 +141,12 @@ class FeatureKernelPCA(BaseKernelPCA):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input."
                 )
+            elif (names is not None and hasattr(self, "feature_names_in_")
+                  and list(names) != list(self.feature_names_in_)):
+                raise ValueError(
+                    f"The feature names should match those that were passed during fit: "
+                    f"got {list(names)[:6]}, expected {list(self.feature_names_in_)[:6]}."
+                )
             return X
         return validate_data(
             self,
@@ -146,6 +158,11 @@ class FeatureKernelPCA(BaseKernelPCA):
         )
 
     def _validate_new(self, X: Any) -> Any:
+        if isinstance(X, RowSource):
+            raise ValueError(
+                f"{type(self).__name__} reads a RowSource in fit and transform; for the "
+                "other methods pass the rows as an array (e.g. one block at a time)."
+            )
         return self._validate(X, reset=False)
 
     # ------------------------------------------------------------------ fitting
@@ -180,7 +197,9 @@ class FeatureKernelPCA(BaseKernelPCA):
         if is_dask_array(X):
             stats = _dask_stats(X, fmap.raw, shift, get_client())
         else:
-            rows = fp.block_rows(p, dtype.itemsize, self.block_size)
+            # up to two blocks per thread are in flight (read ahead, being mapped)
+            rows = fp.block_rows(p, dtype.itemsize, self.block_size, d=X.shape[1],
+                                 workers=2 * n_threads(self.n_jobs))
             stats = fp.accumulate(fmap.raw, row_blocks(X, rows), shift, self.n_jobs)
         nc = self.n_components
         top = min(int(nc), n) if isinstance(nc, Integral) else None
@@ -188,6 +207,14 @@ class FeatureKernelPCA(BaseKernelPCA):
         k = fp.n_keep(self.n_components, res.covariance_eigenvalues, res.trace, n)
         lam = res.covariance_eigenvalues[:k]
         U = res.components[:, :k]
+        space = self._subspace(fmap, res.mean, U, lam, sample, dtype)
+        sd, od = space.distances(*space.raw_projection(sample))
+        # the fit has succeeded: now the estimator changes
+        for name, value in fmap.fitted.items():
+            setattr(self, name, value)
+        self.kernel_ = fmap.kernel
+        g = getattr(fmap.kernel, "gamma", None)
+        self.gamma_ = None if g is None else float(g)
         self.mean_ = res.mean
         self.components_ = U.T.astype(out_dtype)
         self.eigenvalues_ = (n * lam).astype(out_dtype)
@@ -196,9 +223,8 @@ class FeatureKernelPCA(BaseKernelPCA):
         self.explained_variance_ratio_ = ratio.astype(out_dtype)
         self.n_components_ = k
         self.n_samples_ = n
-        self.subspace_ = self._subspace(fmap, res.mean, U, lam, sample, dtype)
-        self._set_outlier_statistics(*self.subspace_.distances(
-            *self.subspace_.raw_projection(sample)))
+        self.subspace_ = space
+        self._set_outlier_statistics(sd, od)
         logger.info("%s: n=%d, p=%d raw features, q=%d, k=%d", type(self).__name__, n, p,
                     res.components.shape[0], k)
         return self
@@ -211,7 +237,7 @@ class FeatureKernelPCA(BaseKernelPCA):
         of ``phi`` on ``span phi(Z)``, ``g = W W^T mean``, and ``C = W U``. An
         explicit map (``W = None``): ``g = mean`` and ``C = U`` over unit vectors.
         """
-        kernel = self.kernel_
+        kernel = fmap.kernel
         if fmap.landmarks is None:
             F = np.asarray(fmap.raw(sample), dtype=np.float64)
             return FittedSubspace(kernel, None, U, mean, mean, float(mean @ mean), lam,
@@ -249,15 +275,18 @@ class FeatureKernelPCA(BaseKernelPCA):
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components_)
-            In X's float dtype. For dask input, a lazy dask array with the same row
-            chunks (call ``.compute()``; it runs on the active client).
+            In the model's float dtype (that of the training data). For dask input,
+            a lazy dask array with the same row chunks (call ``.compute()``; it runs
+            on the active client).
         """
         if isinstance(X, RowSource):
             check_is_fitted(self)
-            X = self._validate(X, reset=False)
-            rows = fp.block_rows(self.subspace_.n, 8, self.block_size)
-            return np.concatenate([super(FeatureKernelPCA, self).transform(b)
-                                   for b in X.blocks(rows)])
+            X = self._validate(X, reset=False)  # names and width; blocks are finite
+            rows = fp.block_rows(self.subspace_.n, 8, self.block_size, d=X.shape[1])
+            return np.concatenate([
+                self.subspace_.transform(b, n_jobs=self.n_jobs, dtype=self.eigenvalues_.dtype,
+                                         block_bytes=self._block_bytes(0, 0))
+                for b in X.blocks(rows)])
         return super().transform(X)
 
     def _block_bytes(self, default: int, copies: int) -> int:

@@ -89,14 +89,15 @@ class FeatureStats:
 
 
 def block_rows(p: int, itemsize: int, block_size: int | None = None,
-               budget: int | None = None) -> int:
+               budget: int | None = None, *, d: int = 0, workers: int = 1) -> int:
     """Rows per streamed block: ``block_size`` if given, else what fits ``budget``
-    bytes (default :data:`BLOCK_BYTES`; raw features plus one temporary of the same
-    size)."""
+    bytes (default :data:`BLOCK_BYTES`) for all ``workers`` blocks in flight, each
+    holding its ``d`` input columns (float64) and its raw features plus one
+    temporary of the same size."""
     if block_size is not None:
         return int(block_size)
     budget = BLOCK_BYTES if budget is None else budget
-    return max(64, budget // max(1, 2 * p * itemsize))
+    return max(64, budget // max(1, max(1, workers) * (8 * d + 2 * p * itemsize)))
 
 
 def accumulate(

@@ -197,16 +197,14 @@ class NystromKernelPCA(FeatureKernelPCA):
                 f"NystromKernelPCA needs a vector kernel (it evaluates k(landmarks, x) for "
                 f"every row); got {kernel!r}. Use kpca.KernelPCA."
             )
-        self.kernel_ = kernel.resolve(sample, random_state=rng)
-        g = getattr(self.kernel_, "gamma", None)
-        self.gamma_ = None if g is None else float(g)
+        kernel = kernel.resolve(sample, random_state=rng)
         n = X.shape[0]
         m = min(int(self.n_landmarks), n)
-        Z = self._select(X, m, rng)
+        Z = self._select(X, kernel, m, rng)
         if sp.issparse(Z):
             Z = Z.toarray()
         Z = np.asarray(Z, dtype=dtype)
-        Kmm = np.asarray(self.kernel_.block(Z.astype(np.float64)), dtype=np.float64)
+        Kmm = np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64)
         Kmm = 0.5 * (Kmm + Kmm.T)
         s, V = np.linalg.eigh(Kmm)
         rcond = self.rcond
@@ -218,12 +216,10 @@ class NystromKernelPCA(FeatureKernelPCA):
             keep = s >= s.max()  # all-zero kernel: one (null) direction
             s = np.where(keep, 1.0, s)
         W = V[:, keep] / np.sqrt(s[keep])[None, :]
-        self.landmarks_ = Z
-        self.n_landmarks_ = m
-        self.normalization_ = W
         logger.info("Nystrom: %d landmarks (%s), %d kept by rcond=%g", m, self.landmarks,
                     int(keep.sum()), rcond)
-        return FeatureMap(NystromMap(self.kernel_, Z, dtype), W, Z, Kmm)
+        return FeatureMap(NystromMap(kernel, Z, dtype), kernel, W, Z, Kmm,
+                          {"landmarks_": Z, "n_landmarks_": m, "normalization_": W})
 
     def _float32_error(self, X, sample) -> float:
         """float32 kernel values can cost the eigenvalues more than 1e-7 where
@@ -239,7 +235,7 @@ class NystromKernelPCA(FeatureKernelPCA):
             sample.shape[0] / X.shape[0])
 
     # ------------------------------------------------------------------ landmarks
-    def _select(self, X, m: int, rng):
+    def _select(self, X, kernel, m: int, rng):
         n = X.shape[0]
         if m >= n:
             return take_rows(X, np.arange(n))
@@ -260,15 +256,15 @@ class NystromKernelPCA(FeatureKernelPCA):
                         random_state=seed)
             km.fit(S)
             return km.cluster_centers_
-        return self._leverage(X, m, rng)
+        return self._leverage(X, kernel, m, rng)
 
-    def _leverage(self, X, m: int, rng):
+    def _leverage(self, X, kernel, m: int, rng):
         """Approximate ridge-leverage-score sampling from a uniform pool."""
         n = X.shape[0]
         p = min(n, max(2 * m, 1000))
         pool = np.sort(rng.choice(n, size=p, replace=False))
         P = take_rows(X, pool)
-        Kp = np.asarray(self.kernel_.block(P.astype(np.float64)), dtype=np.float64)
+        Kp = np.asarray(kernel.block(P.astype(np.float64)), dtype=np.float64)
         s, V = np.linalg.eigh(0.5 * (Kp + Kp.T))
         s = np.maximum(s, 0)
         lam = _ridge_for_dimension(s, m)

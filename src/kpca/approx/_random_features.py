@@ -111,16 +111,13 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         self.contamination = contamination
 
     def _build(self, X, sample, rng, dtype):
-        kernel = make_kernel(self.kernel, gamma=self.gamma)
-        self.kernel_ = kernel.resolve(sample, random_state=rng)
-        g = float(self.kernel_.gamma)
-        self.gamma_ = g
+        kernel = make_kernel(self.kernel, gamma=self.gamma).resolve(sample, random_state=rng)
+        g = float(kernel.gamma)
         d, D = X.shape[1], int(self.n_features)
-        if isinstance(self.kernel_, RBF):
+        if isinstance(kernel, RBF):
             W = rng.normal(scale=np.sqrt(2.0 * g), size=(d, D))
         else:
             W = g * rng.standard_cauchy(size=(d, D))
         b = rng.uniform(0, 2 * np.pi, size=D)
-        self.random_weights_ = W
-        self.random_offset_ = b
-        return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name))
+        return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name), kernel,
+                          fitted={"random_weights_": W, "random_offset_": b})

@@ -167,8 +167,11 @@ class AnovaKernelPCA(KernelPCA):
         objective, path = [], []
         converged, beta = False, None
         with self._threads():
+            # gamma is resolved once (a heuristic draws a subsample): every iteration
+            # then maximises the same objective, which never decreases
+            gamma = self._make_kernel().resolve(X, random_state=rng).gamma
             for it in range(self.beta_max_iter):
-                kernel = self._make_kernel(beta).resolve(X, random_state=rng)
+                kernel = Anova(gamma=gamma, beta=beta).resolve(X, random_state=rng)
                 dec = self._decompose(X, kernel, rng, distributed)
                 beta = kernel._beta(X.shape[1])
                 values = dec.result.values
@@ -183,7 +186,7 @@ class AnovaKernelPCA(KernelPCA):
                     converged = True
                     break
                 beta = new
-            self.gamma_ = self._resolved_gamma(kernel, X, rng)
+            gamma_used = self._resolved_gamma(kernel, X, rng)
         if not converged:
             warnings.warn(
                 f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} iterations; "
@@ -191,9 +194,10 @@ class AnovaKernelPCA(KernelPCA):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        Z = self._set_fitted(X, kernel, dec, gamma_used)
         self.beta_ = path[-1]
         self.objective_ = np.asarray(objective)
         self.beta_path_ = np.asarray(path)
         self.n_iter_ = len(objective)
         self.converged_ = converged
-        return self._set_fitted(X, kernel, dec)
+        return Z

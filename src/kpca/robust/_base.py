@@ -62,7 +62,8 @@ class RobustKernelPCA(KernelPCA):
     """Base of the robust estimators: a robust centre and row scaling of ``K``.
 
     Subclasses implement ``_robust_centering(op, diag_k, plan, rng, floor, noise)``
-    returning the :class:`Centering` (weights, scale) of the final operator; the
+    returning the :class:`Centering` (weights, scale) of the final operator and
+    the fitted attributes found on the way (set when the fit succeeds); the
     base class applies it in place (dense or tiled) or as a wrapper, and the
     ordinary solver path of :class:`KernelPCA` decomposes it.
     """
@@ -78,14 +79,16 @@ class RobustKernelPCA(KernelPCA):
         # a start block riding on the construction pass would be wasted columns
         return None
 
-    def _center_operator(self, op: KernelOperator, plan, rng) -> tuple[KernelOperator, Centering]:
+    def _center_operator(self, op: KernelOperator, plan, rng
+                         ) -> tuple[KernelOperator, Centering, dict]:
         diag_k = np.asarray(op.diag(), dtype=np.float64)
-        c = self._robust_centering(op, diag_k, plan, rng, norm_floor(diag_k, op.dtype),
-                                   od_noise(diag_k, op.dtype))
-        return center(op, inplace=True, centering=c)
+        c, fitted = self._robust_centering(op, diag_k, plan, rng,
+                                           norm_floor(diag_k, op.dtype), od_noise(diag_k, op.dtype))
+        return (*center(op, inplace=True, centering=c), fitted)
 
     def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> Centering:  # pragma: no cover - abstract
+                          ) -> tuple[Centering, dict]:  # pragma: no cover - abstract
+        """The robust centring and the fitted attributes it found."""
         raise NotImplementedError
 
     def _solve_wrapped(self, op: KernelOperator, c: Centering, plan, rng):

@@ -82,7 +82,7 @@ class SphericalKernelPCA(RobustKernelPCA):
     _normalized = True
 
     def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> Centering:
+                          ) -> tuple[Centering, dict]:
         if self.center:
             g, m, c, dist, n_iter, ok = spatial_median(
                 op, diag_k, tol=self.robust_tol, max_iter=self.robust_max_iter, floor=floor
@@ -98,11 +98,10 @@ class SphericalKernelPCA(RobustKernelPCA):
             n = op.n
             g, m, c, n_iter, ok = None, np.zeros(n), 0.0, 0, True
             dist = np.sqrt(np.maximum(diag_k, 0.0))
-        self.n_iter_, self.converged_ = n_iter, ok
-        self.center_weights_ = g
-        self.distances_ = dist
         scale = 1.0 / np.maximum(dist, floor)
-        return Centering(m, c, enabled=bool(self.center), weights=g, scale=scale)
+        fitted = {"n_iter_": n_iter, "converged_": ok, "center_weights_": g,
+                  "distances_": dist}
+        return Centering(m, c, enabled=bool(self.center), weights=g, scale=scale), fitted
 
     def _row_scale(self) -> np.ndarray:
         return 1.0 / np.maximum(self.distances_, self.subspace_.norm_floor)

@@ -209,7 +209,7 @@ class WeightedKernelPCA(RobustKernelPCA):
         return np.sqrt(d2), dof
 
     def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> Centering:
+                          ) -> tuple[Centering, dict]:
         n = op.n
         w = np.ones(n)
         if self.init == "spherical":
@@ -264,15 +264,13 @@ class WeightedKernelPCA(RobustKernelPCA):
                 ConvergenceWarning,
                 stacklevel=6,
             )
-        self.n_iter_, self.converged_ = it, converged
         # a weight below sqrt(eps) contributes w^2 < eps to the covariance: make it an
         # exact 0, so that no later step divides a training score by it
         w = np.where(w >= np.sqrt(np.finfo(op.dtype).eps), w, 0.0)
-        self.weights_ = w
-        self.distances_ = d
         c = self._centering_for(op, w)
-        self.center_weights_ = c.weights if c.weights is not None else np.zeros(n)
-        return c
+        fitted = {"n_iter_": it, "converged_": converged, "weights_": w, "distances_": d,
+                  "center_weights_": c.weights if c.weights is not None else np.zeros(n)}
+        return c, fitted
 
     def _row_scale(self) -> np.ndarray:
         return self.weights_
