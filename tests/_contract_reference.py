@@ -136,6 +136,26 @@ def kernel_model(kernel: Callable[[np.ndarray, np.ndarray], np.ndarray], X: np.n
     return project, sqdist, mu, V
 
 
+def expansion(kernel, X: np.ndarray, g: np.ndarray, C: np.ndarray, lam: np.ndarray
+              ) -> Reference:
+    """A model given by its centre ``theta = sum_i g_i phi(x_i)`` and directions
+    ``f_l = sum_i C_il phi(x_i)`` (how ROBPCA's are found is checked against rrcov
+    elsewhere): raw scores and distances from the full kernel matrix."""
+    K = kernel(X, X)
+    Kg = K @ g
+    c = float(g @ Kg)
+
+    def project(T: np.ndarray) -> np.ndarray:
+        return (kernel(T, X) - Kg[None, :]) @ C
+
+    def sqdist(T: np.ndarray) -> np.ndarray:
+        diag = np.array([kernel(t[None, :], t[None, :])[0, 0] for t in T])
+        return np.maximum(diag - 2.0 * kernel(T, X) @ g + c, 0.0)
+
+    return Reference(project, sqdist, np.asarray(lam, dtype=np.float64), X,
+                     explained_variance=np.asarray(lam, dtype=np.float64))
+
+
 def exact(kernel, X: np.ndarray, k: int) -> Reference:
     """Kernel PCA: centre the training mean, ``lambda_l = mu_l / n``."""
     project, sqdist, mu, _ = kernel_model(kernel, X, k)

@@ -36,6 +36,7 @@ import kpca.io
 from kpca import (
     AnovaKernelPCA,
     KernelPCA,
+    KernelROBPCA,
     NystromKernelPCA,
     RandomFeatureKernelPCA,
     SphericalKernelPCA,
@@ -67,16 +68,18 @@ def make(name: str, **params):
                                                 robust_tol=1e-10, robust_max_iter=5000,
                                                 random_state=0),
         "anova": lambda: AnovaKernelPCA(n_components=K, gamma=ANOVA_GAMMA, random_state=0),
+        "robpca": lambda: KernelROBPCA(n_components=K, kernel="rbf", gamma=GAMMA,
+                                       random_state=0),
     }[name]()
     return est.set_params(**params)
 
 
-NAMES = ["exact", "nystrom", "random-features", "weighted", "spherical", "anova"]
+NAMES = ["exact", "nystrom", "random-features", "weighted", "spherical", "anova", "robpca"]
 #: estimators whose model is a kernel expansion over the training rows
-EXACT_FAMILY = ["exact", "weighted", "spherical", "anova"]
+EXACT_FAMILY = ["exact", "weighted", "spherical", "anova", "robpca"]
 #: estimators with the 'fixed_point' and 'mds' pre-images (rbf, poly and linear
 #: kernels; ANOVA's kernel is none of them: its pre-image is the learned 'ridge' one)
-PREIMAGE = ["exact", "weighted", "spherical", "nystrom"]
+PREIMAGE = ["exact", "weighted", "spherical", "nystrom", "robpca"]
 
 
 def reference(name: str, est, X: np.ndarray) -> ref.Reference:
@@ -93,6 +96,9 @@ def reference(name: str, est, X: np.ndarray) -> ref.Reference:
         return ref.exact(partial(ref.anova, gamma=ANOVA_GAMMA, beta=est.beta_), X, K)
     if name == "random-features":
         return ref.random_features(X, K, est.random_weights_, est.random_offset_)
+    if name == "robpca":
+        space = est.subspace_
+        return ref.expansion(rbf, X, space.center, space.coef, space.score_variance)
     raise AssertionError(name)
 
 
@@ -359,7 +365,7 @@ def test_anova_kernel_preimages_point_to_the_learned_one(method, contaminated, f
         est.inverse_transform(est.transform(T), method=method)
 
 
-@pytest.mark.parametrize("name", EXACT_FAMILY)
+@pytest.mark.parametrize("name", [n for n in EXACT_FAMILY if n != "robpca"])
 def test_ridge_preimage_needs_fit_inverse_transform(name, contaminated, fitted):
     X, _, T = contaminated
     with pytest.raises(ValueError, match="fit_inverse_transform"):
@@ -369,6 +375,13 @@ def test_ridge_preimage_needs_fit_inverse_transform(name, contaminated, fitted):
     assert Z.shape == T.shape and np.all(np.isfinite(Z))
     Z = est.denoise(T, method="ridge")
     assert Z.shape == T.shape and np.all(np.isfinite(Z))
+
+
+def test_robpca_has_no_learned_preimage_and_says_so(contaminated, fitted):
+    _, _, T = contaminated
+    est = fitted["robpca"]
+    with pytest.raises(ValueError, match="no learned"):
+        est.inverse_transform(est.transform(T), method="ridge")
 
 
 def test_random_features_have_no_preimage_and_say_which_estimator_has(contaminated, fitted):
@@ -449,6 +462,9 @@ CLI = {
                                              random_state=0)),
     "anova": (["--gamma", str(ANOVA_GAMMA)],
               lambda: AnovaKernelPCA(n_components=2, gamma=ANOVA_GAMMA, random_state=0)),
+    "robpca": (["--kernel", "rbf", "--gamma", str(GAMMA), "--support-fraction", "0.8"],
+               lambda: KernelROBPCA(n_components=2, kernel="rbf", gamma=GAMMA,
+                                    support_fraction=0.8, random_state=0)),
 }
 
 

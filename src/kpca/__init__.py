@@ -12,7 +12,7 @@ from ._rows import RowSource
 from ._version import __version__
 from .approx import NystromKernelPCA, RandomFeatureKernelPCA
 from .io import load, save
-from .robust import AnovaKernelPCA, SphericalKernelPCA, WeightedKernelPCA
+from .robust import AnovaKernelPCA, KernelROBPCA, SphericalKernelPCA, WeightedKernelPCA
 from .subspace import FittedSubspace
 
 #: every estimator, by its command-line name
@@ -23,6 +23,7 @@ ESTIMATORS = {
     "weighted": WeightedKernelPCA,
     "spherical": SphericalKernelPCA,
     "anova": AnovaKernelPCA,
+    "robpca": KernelROBPCA,
 }
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "AnovaKernelPCA",
     "FittedSubspace",
     "KernelPCA",
+    "KernelROBPCA",
     "NystromKernelPCA",
     "RandomFeatureKernelPCA",
     "RowSource",

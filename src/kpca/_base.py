@@ -345,7 +345,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if getattr(self, "fit_inverse_transform", False):
             return "ridge"
         name = getattr(kernel, "name", "") or type(kernel).__name__
-        owner = type(self).__name__ if hasattr(self, "fit_inverse_transform") else "KernelPCA"
+        owner = (type(self).__name__ if "fit_inverse_transform" in self.get_params(deep=False)
+                 else "KernelPCA")
         raise ValueError(
             f"{type(self).__name__}: no pre-image method without extra fitting supports kernel "
             f"{name!r} ('fixed_point' and 'mds' support 'rbf', 'poly' and 'linear'); use "
@@ -358,7 +359,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if method == "auto":
             method = self._auto_method()
         if method == "ridge" and not getattr(self, "fit_inverse_transform", False):
-            if hasattr(self, "fit_inverse_transform"):
+            if "fit_inverse_transform" in self.get_params(deep=False):
                 raise NotFittedError(
                     "The fit_inverse_transform parameter was not set to True when "
                     "instantiating and hence the inverse transform is not available; "

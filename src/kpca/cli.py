@@ -24,21 +24,14 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import __version__
+from . import ESTIMATORS, KernelPCA, __version__
 from . import io as kio
-from ._kernel_pca import KernelPCA
 from ._rows import RowSource
-from .approx import NystromKernelPCA, RandomFeatureKernelPCA
-from .robust import AnovaKernelPCA, SphericalKernelPCA, WeightedKernelPCA
 
 logger = logging.getLogger("kpca")
 PROG = "kpca"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 #: ``--estimator`` name -> estimator class
-ESTIMATORS: dict[str, type] = {
-    "exact": KernelPCA, "nystrom": NystromKernelPCA, "random-features": RandomFeatureKernelPCA,
-    "weighted": WeightedKernelPCA, "spherical": SphericalKernelPCA, "anova": AnovaKernelPCA,
-}
 #: estimators that read DATA in row blocks
 STREAMED = ("nystrom", "random-features")
 _CLI_DEFAULTS = {"n_components": 2}  # -k: two components unless told
@@ -87,7 +80,7 @@ def _add_estimator_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("estimator")
     g.add_argument("--estimator", default="exact", choices=list(ESTIMATORS), help="exact "
                    "(default), nystrom, random-features (these two stream DATA in row blocks),"
-                   " weighted, spherical (robust), anova")
+                   " weighted, spherical, robpca (robust), anova")
     defaults = _defaults()
     names = [*kio.PARAMETER_FLAGS, *sorted(set().union(*defaults.values()) - _SKIP
                                            - set(kio.PARAMETER_FLAGS))]

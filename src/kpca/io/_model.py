@@ -47,7 +47,7 @@ from .._files import atomic_write
 from .._kernel_pca import KernelPCA
 from .._version import __version__
 from ..approx import NystromKernelPCA, RandomFeatureKernelPCA
-from ..robust import AnovaKernelPCA, SphericalKernelPCA, WeightedKernelPCA
+from ..robust import AnovaKernelPCA, KernelROBPCA, SphericalKernelPCA, WeightedKernelPCA
 
 logger = logging.getLogger("kpca")
 
@@ -211,7 +211,8 @@ class _Encoder:
 #: the estimators a model file may hold, by class name
 ESTIMATOR_CLASSES: dict[str, type] = {
     cls.__name__: cls for cls in (KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA,
-                                  WeightedKernelPCA, SphericalKernelPCA, AnovaKernelPCA)
+                                  WeightedKernelPCA, SphericalKernelPCA, AnovaKernelPCA,
+                                  KernelROBPCA)
 }
 
 

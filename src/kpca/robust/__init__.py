@@ -6,6 +6,7 @@ Estimators (drop-in :class:`kpca.KernelPCA` subclasses):
 
 * :class:`SphericalKernelPCA` -- kernel spatial median + PCA of the spatial signs;
 * :class:`WeightedKernelPCA` -- Campbell-weighted feature-space covariance;
+* :class:`KernelROBPCA` -- ROBPCA in feature space (h-subset, MCD, ROBPCA's cut-offs);
 * :class:`AnovaKernelPCA` -- ANOVA kernel with learned per-variable weights ``beta_``.
 
 Diagnostics are methods of every kpca estimator (``est.outlier_map(X)``,
@@ -29,12 +30,14 @@ from ._diagnostics import (
     raw_projection,
     score_distance,
 )
+from ._robpca import KernelROBPCA
 from ._spherical import SphericalKernelPCA
 from ._weighted import WeightedKernelPCA, campbell_weights
 
 __all__ = [
     "AnovaKernelPCA",
     "Influence",
+    "KernelROBPCA",
     "OutlierMap",
     "SphericalKernelPCA",
     "WeightedKernelPCA",
