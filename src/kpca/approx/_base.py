@@ -97,6 +97,15 @@ class FeatureKernelPCA(BaseKernelPCA):
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
+    def __init__(self, n_components=None, *, block_size=None, precision="auto", n_jobs=None,
+                 random_state=None, contamination="auto"):
+        self.n_components = n_components
+        self.block_size = block_size
+        self.precision = precision
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.contamination = contamination
+
     def _compute_dtype(self, X, sample) -> np.dtype:
         """Dtype of the feature blocks (:func:`kpca.operators.storage_dtype`, with the
         subclass's estimate of float32's eigenvalue error from ``sample``)."""

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._base import extend_init
 from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from ..operators import float32_eigen_error
 from ._base import FeatureKernelPCA, FeatureMap, take_rows
@@ -40,6 +41,8 @@ class NystromMap:
         return np.asarray(self.kernel.block_prepared(Xb, self.prep))
 
 
+@extend_init(FeatureKernelPCA, n_landmarks=100, landmarks="uniform", kernel="rbf", gamma=None,
+             degree=3, coef0=1, kernel_params=None, rcond=None)
 class NystromKernelPCA(FeatureKernelPCA):
     """Kernel PCA with the Nyström approximation, streamed over row blocks.
 
@@ -155,39 +158,6 @@ class NystromKernelPCA(FeatureKernelPCA):
         "kernel_params": [dict, None],
         "rcond": [Interval(Real, 0, 1, closed="left"), None],
     }
-
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        n_landmarks=100,
-        landmarks="uniform",
-        kernel="rbf",
-        gamma=None,
-        degree=3,
-        coef0=1,
-        kernel_params=None,
-        rcond=None,
-        block_size=None,
-        precision="auto",
-        n_jobs=None,
-        random_state=None,
-        contamination="auto",
-    ):
-        self.n_components = n_components
-        self.n_landmarks = n_landmarks
-        self.landmarks = landmarks
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.rcond = rcond
-        self.block_size = block_size
-        self.precision = precision
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.contamination = contamination
 
     def _build(self, X, sample, rng, dtype):
         kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._base import extend_init
 from ..kernels import GAMMA_HEURISTICS, RBF, FourierFeatures, Laplacian, make_kernel
 from ._base import FeatureKernelPCA, FeatureMap
 
@@ -16,6 +17,7 @@ logger = logging.getLogger("kpca")
 RFF_KERNELS = ("rbf", "laplacian")
 
 
+@extend_init(FeatureKernelPCA, n_features=100, kernel="rbf", gamma=None)
 class RandomFeatureKernelPCA(FeatureKernelPCA):
     """Kernel PCA with random Fourier features (Rahimi & Recht), streamed over row blocks.
 
@@ -86,29 +88,6 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
                   None],
     }
-
-    def __init__(
-        self,
-        n_components=None,
-        *,
-        n_features=100,
-        kernel="rbf",
-        gamma=None,
-        block_size=None,
-        precision="auto",
-        n_jobs=None,
-        random_state=None,
-        contamination="auto",
-    ):
-        self.n_components = n_components
-        self.n_features = n_features
-        self.kernel = kernel
-        self.gamma = gamma
-        self.block_size = block_size
-        self.precision = precision
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.contamination = contamination
 
     def _build(self, X, sample, rng, dtype):
         kernel = make_kernel(self.kernel, gamma=self.gamma).resolve(sample, random_state=rng)
