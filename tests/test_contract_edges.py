@@ -165,3 +165,60 @@ def test_cli_outlier_plot_of_a_streamed_model_without_data(tmp_path, data, capsy
     assert fig.stat().st_size > 0
     est = kpca.load(model)
     np.testing.assert_allclose(est.distances()[1], est.orthogonal_distances_)
+
+
+# ------------------------------------------------------------------ second review
+@pytest.mark.parametrize("solver", ["dense", "arpack", "krylov", "randomized"])
+def test_variance_fraction_of_a_precomputed_kernel_with_every_solver(solver):
+    """The fraction loop solves the stored matrix more than once: no solve may have
+    decomposed it in place before (reference: eigvalsh of the centred matrix)."""
+    K = rbf_kernel(np.random.default_rng(0).normal(size=(100, 20)), gamma=0.01)
+    H = np.eye(100) - 1.0 / 100
+    mu = np.sort(np.linalg.eigvalsh(H @ K @ H))[::-1]
+    m = int(np.searchsorted(np.cumsum(mu) / mu.sum(), 0.95) + 1)
+    est = KernelPCA(0.95, kernel="precomputed", eigen_solver=solver, random_state=0).fit(K)
+    assert est.n_components_ == m
+    np.testing.assert_allclose(est.eigenvalues_, mu[:m], rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: KernelPCA(2, kernel="poly", degree=3),
+    lambda: kpca.KernelROBPCA(2, kernel="poly", degree=3),
+    lambda: NystromKernelPCA(2, kernel="poly", degree=3, n_landmarks=10, random_state=0),
+])
+def test_a_failed_refit_keeps_the_input_width(make):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    est = make().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="overflow|non-finite"):
+            est.fit(rng.normal(size=(40, 5)) * 1e200)
+    assert est.n_features_in_ == 3
+    assert est.transform(X[:2]).shape == (2, 2)
+
+
+def test_robpca_refuses_a_non_psd_precomputed_kernel():
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    K = rbf_kernel(X)
+    w, V = np.linalg.eigh(K)
+    w[0] = -0.03 * w.max()  # diagonal still positive
+    bad = (V * w) @ V.T
+    assert np.all(np.diag(bad) > 0)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        kpca.KernelROBPCA(2, kernel="precomputed").fit(bad)
+    assert kpca.KernelROBPCA(2, kernel="precomputed").fit(K).n_components_ == 2
+
+
+def test_influence_of_a_cluster_is_bounded_in_float32():
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    big = [KernelPCA(5, kernel="rbf", gamma=1e4).fit(X.astype(p)).influence().components.max()
+           for p in (np.float64, np.float32)]
+    assert np.isfinite(big).all()
+    np.testing.assert_allclose(big[1], big[0], rtol=0.1)  # float32: no 1/eps blow-up
+
+
+def test_robpca_h_caps_its_own_number_of_components():
+    X = np.random.default_rng(0).normal(size=(100, 4))
+    est = kpca.KernelROBPCA(h=8, kernel="linear").fit(X)
+    assert 1 <= est.n_components_ <= 4

@@ -12,6 +12,7 @@ input and sets ``subspace_`` and the spectrum attributes, then calls
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 from numbers import Integral, Real
@@ -118,6 +119,20 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                     f"The {name!r} parameter of {type(self).__name__} must not be a bool "
                     f"(see the class docstring for its valid values); got {value!r}."
                 )
+
+    @contextlib.contextmanager
+    def _keeping_input_attributes(self):
+        """Input validation sets ``n_features_in_`` / ``feature_names_in_`` before a fit
+        has succeeded: put them back if it fails, so a failed refit changes nothing."""
+        names = ("n_features_in_", "feature_names_in_")
+        saved = {k: self.__dict__[k] for k in names if k in self.__dict__}
+        try:
+            yield
+        except BaseException:
+            for k in names:
+                self.__dict__.pop(k, None)
+            self.__dict__.update(saved)
+            raise
 
     # ------------------------------------------------------------------ subclass hooks
     def _validate_new(self, X: Any) -> Any:  # pragma: no cover - abstract

@@ -384,7 +384,8 @@ class KernelPCA(BaseKernelPCA):
         -------
         self : KernelPCA
         """
-        self._fit(X)
+        with self._keeping_input_attributes():
+            self._fit(X)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -397,7 +398,8 @@ class KernelPCA(BaseKernelPCA):
             The training scores (``sqrt(mu_l) v_l`` for KernelPCA), with no second
             kernel pass.
         """
-        return self._fit(X)
+        with self._keeping_input_attributes():
+            return self._fit(X)
 
     def _fit(self, X) -> np.ndarray:
         if self.fit_inverse_transform and self._is_precomputed():
@@ -733,9 +735,11 @@ class KernelPCA(BaseKernelPCA):
         """Fewest components whose eigenvalues sum to ``fraction * trace(K~)``."""
         n = op.n
         k = n if solver == "dense" else min(n, 16)
+        # the loop may solve again: no solve may decompose the stored matrix in place
+        view = DenseOperator(op.A, owned=False) if isinstance(op, DenseOperator) else op
         while True:
             result = finalize(
-                eigsh_top(op, k, solver=solver, **options),
+                eigsh_top(view, k, solver=solver, **options),
                 remove_zero=True,
                 drop_negative=True,
                 noise_floor=noise,

@@ -126,9 +126,9 @@ class Influence:
       of the first-order change of the eigenvector (Critchley 1985); exact when
       the model keeps every non-zero component (``r_i = 0``), otherwise the
       discarded eigenvalues are treated as 0. For a repeated eigenvalue (equal to
-      1e-10 relative) the sum leaves out the other members of its cluster: it is the
-      influence on the eigenspace, which is finite (a single eigenvector of a
-      repeated eigenvalue is not defined);
+      1e-10 relative in float64, 1e3 eps in float32) the sum leaves out the other
+      members of its cluster: it is the influence on the eigenspace, which is
+      finite (a single eigenvector of a repeated eigenvalue is not defined);
     * ``loo_eigenvalues[i, l] = mu_l - n / (n - 1) y_il^2``: first-order
       eigenvalue of the centred Gram matrix without point i; the leave-one-out
       change of ``f_l`` has norm ``~ components[i, l] / (n - 1)``;
@@ -147,6 +147,7 @@ class Influence:
 
         O(n k^2), no refit (validated against leave-one-out refits in the tests).
         """
+        dtype = np.result_type(mu, np.float32)  # the precision the eigenpairs have
         mu = np.asarray(mu, dtype=np.float64)
         V = np.asarray(V, dtype=np.float64)
         keep = mu > 0
@@ -158,7 +159,9 @@ class Influence:
         gap = lam[:, None] - lam[None, :]  # (l, m)
         # a repeated eigenvalue has no single eigenvector, only an eigenspace: the
         # rotation within it is left out (its influence on the eigenspace is finite)
-        same = np.abs(gap) <= 1e-10 * float(lam.max(initial=0.0))
+        # equal to the eigenvalues' precision (1e-10 in float64, ~1e-4 in float32)
+        tie = max(1e-10, 1e3 * float(np.finfo(dtype).eps))
+        same = np.abs(gap) <= tie * float(lam.max(initial=0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             inv2 = np.where(same, 0.0, 1.0 / np.where(same, 1.0, gap) ** 2)
             inner = (Z**2) @ inv2.T + resid[:, None] / lam[None, :] ** 2

@@ -192,6 +192,10 @@ class FeatureKernelPCA(BaseKernelPCA):
         -------
         self
         """
+        with self._keeping_input_attributes():
+            return self._fit(X)
+
+    def _fit(self, X):
         from ..distributed import get_client, is_dask_array
 
         X = self._validate(X, reset=True)

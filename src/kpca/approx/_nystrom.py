@@ -174,7 +174,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         if sp.issparse(Z):
             Z = Z.toarray()
         Z = np.asarray(Z, dtype=dtype)
-        Kmm = np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64)
+        Kmm = _finite(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64))
         Kmm = 0.5 * (Kmm + Kmm.T)
         s, V = np.linalg.eigh(Kmm)
         rcond = self.rcond
@@ -234,7 +234,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         p = min(n, max(2 * m, 1000))
         pool = np.sort(rng.choice(n, size=p, replace=False))
         P = take_rows(X, pool)
-        Kp = np.asarray(kernel.block(P.astype(np.float64)), dtype=np.float64)
+        Kp = _finite(np.asarray(kernel.block(P.astype(np.float64)), dtype=np.float64))
         s, V = np.linalg.eigh(0.5 * (Kp + Kp.T))
         s = np.maximum(s, 0)
         lam = _ridge_for_dimension(s, m)
@@ -243,6 +243,15 @@ class NystromKernelPCA(FeatureKernelPCA):
         prob /= prob.sum()
         chosen = np.sort(rng.choice(p, size=m, replace=False, p=prob))
         return P[chosen]
+
+
+def _finite(K: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(K)):
+        raise ValueError(
+            "the kernel between the landmarks overflows (non-finite values): scale the data "
+            "or change the kernel parameters (degree, gamma, coef0)."
+        )
+    return K
 
 
 def _ridge_for_dimension(s: np.ndarray, m: int) -> float:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import special, stats
 from sklearn.base import _fit_context
 from sklearn.covariance import MinCovDet
@@ -31,6 +32,43 @@ _DIRECTION_BLOCK_BYTES = 32 * 2**20
 
 
 # ----------------------------------------------------------------------------- univariate
+def _check_psd(K, diag: np.ndarray, scale2: float) -> None:
+    """A precomputed kernel matrix must be positive semi-definite: non-negative
+    squared feature-space distances ``K_ii + K_jj - 2 K_ij`` for every pair (in row
+    blocks), and no significantly negative eigenvalue of the centred matrix."""
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+    K = K.toarray() if sp.issparse(K) else np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    msg = "kernel='precomputed': the kernel matrix is not positive semi-definite ({})."
+    if np.any(diag < -1e-10 * scale2):
+        raise ValueError(msg.format("negative diagonal entries"))
+    rows = max(1, _DIRECTION_BLOCK_BYTES // (8 * max(1, n)))
+    for r0 in range(0, n, rows):
+        d2 = diag[r0 : r0 + rows, None] + diag[None, :] - 2.0 * K[r0 : r0 + rows]
+        if d2.min(initial=0.0) < -1e-8 * scale2:
+            raise ValueError(msg.format(
+                "a squared feature-space distance K_ii + K_jj - 2 K_ij is negative"))
+    if n < 3:
+        return
+    mean = K.mean(axis=0)
+    grand = float(mean.mean())
+
+    def centred(v):
+        v = np.asarray(v, dtype=np.float64).reshape(n, -1)
+        s = v.sum(axis=0)
+        return K @ v - np.outer(np.ones(n), mean @ v) - np.outer(mean, s) + grand * s
+
+    op = LinearOperator((n, n), matvec=centred, matmat=centred, dtype=np.float64)
+    try:
+        low = float(eigsh(op, 1, which="SA", tol=1e-6, maxiter=50 * n,
+                          v0=np.linspace(1.0, 2.0, n))[0][0])
+    except ArpackNoConvergence:
+        return
+    if low < -1e-5 * scale2 * n:
+        raise ValueError(msg.format(f"the centred matrix has the eigenvalue {low:.3g}"))
+
+
 def h_alpha_n(alpha: float, n: int, k: int) -> int:
     """``robustbase::h.alpha.n``: the size of the h-subset for ``alpha``, ``n`` rows and
     ``k`` dimensions."""
@@ -262,13 +300,15 @@ class KernelROBPCA(RobustKernelPCA):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model from data in X (``kernel='precomputed'``: the kernel matrix)."""
-        self._fit(X)
+        with self._keeping_input_attributes():
+            self._fit(X)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None, **params):
         """Fit and return the raw scores ``<phi(x_i) - theta, f_l>`` of the training rows."""
-        return self._fit(X)
+        with self._keeping_input_attributes():
+            return self._fit(X)
 
     # ------------------------------------------------------------------ sizes
     def _n_requested(self, n: int) -> int:
@@ -297,6 +337,9 @@ class KernelROBPCA(RobustKernelPCA):
             gamma = self._resolved_gamma(kernel, X, rng)
             n = X.shape[0]
             k_req = self._n_requested(n)
+            chosen = self.n_components is None or _is_fraction(self.n_components)
+            if chosen and self.h is not None and 1 < self.h <= n:
+                k_req = min(k_req, self.h - 1)  # ROBPCA's own k fits the h-subset
             if n < 3 or k_req >= n - 1 and not (self.n_components is None
                                                 or _is_fraction(self.n_components)):
                 raise ValueError(
@@ -316,9 +359,8 @@ class KernelROBPCA(RobustKernelPCA):
             raise ValueError("the kernel matrix has non-finite values on its diagonal: scale "
                              "the data or change the kernel parameters.")
         precomputed = isinstance(kernel, Precomputed)
-        if precomputed and np.any(diag < -1e-10 * scale2):
-            raise ValueError("kernel='precomputed': the kernel matrix is not positive "
-                             "semi-definite (negative diagonal entries).")
+        if precomputed:
+            _check_psd(X, diag, scale2)
 
         def prod(M: np.ndarray) -> np.ndarray:
             return np.asarray(op.matmat(np.asarray(M, dtype=op.dtype)), dtype=np.float64)
@@ -479,7 +521,7 @@ class KernelROBPCA(RobustKernelPCA):
             g = g + C @ mu
             C = C @ L
             mah = np.sum(Y**2 / e, axis=1)
-            if r == k and abs(old - obj) < 1e-12:
+            if r == k and abs(old - obj) <= 1e-12 * abs(old):
                 break
             old = obj
             k = r
