@@ -222,3 +222,10 @@ def test_robpca_h_caps_its_own_number_of_components():
     X = np.random.default_rng(0).normal(size=(100, 4))
     est = kpca.KernelROBPCA(h=8, kernel="linear").fit(X)
     assert 1 <= est.n_components_ <= 4
+
+
+def test_robpca_refuses_influence_and_names_who_has_it(data):
+    X, _ = data
+    est = kpca.KernelROBPCA(2, kernel="rbf", gamma=0.3).fit(X)
+    with pytest.raises(TypeError, match="eigenvectors of the training kernel matrix"):
+        kpca.robust.influence(est)

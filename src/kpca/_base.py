@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 from typing import Any
 
@@ -88,7 +89,8 @@ def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
     return decorate
 
 
-class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator,
+                    metaclass=ABCMeta):
     """Base of every kpca estimator (not used directly).
 
     Fitted attributes every estimator sets: ``subspace_``, ``kernel_``,
@@ -135,9 +137,9 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise
 
     # ------------------------------------------------------------------ subclass hooks
-    def _validate_new(self, X: Any) -> Any:  # pragma: no cover - abstract
+    @abstractmethod
+    def _validate_new(self, X: Any) -> Any:
         """Validate rows to transform (``reset=False``)."""
-        raise NotImplementedError
 
     def _training_rows(self) -> Any:
         """The training rows for diagnostics with ``X=None``."""
@@ -492,10 +494,6 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Z0 = Xv.toarray() if sp.issparse(Xv) else np.asarray(Xv, dtype=np.float64)
         return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
-
-    def _ridge_inverse(self, Y: np.ndarray, return_info: bool, q: int | None = None):
-        raise ValueError(  # pragma: no cover - estimators with ridge override it
-            f"{type(self).__name__} has no learned ('ridge') pre-image.")
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
         block_bytes = self._block_bytes(BLOCK_BYTES, 8)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import warnings
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
@@ -27,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseKernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from ._parallel import blas_threads
+from ._parallel import blas_threads, job_threads
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -364,9 +363,7 @@ class KernelPCA(BaseKernelPCA):
         return np.asarray(self.X_fit_.diagonal(), np.float64) if self._is_precomputed() else None
 
     def _threads(self):
-        if self.n_jobs is None:
-            return nullcontext()
-        return blas_threads(None if self.n_jobs < 0 else self.n_jobs)
+        return job_threads(self.n_jobs)
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)
@@ -450,7 +447,7 @@ class KernelPCA(BaseKernelPCA):
             normalize=self._normalized, norm_floor=norm_floor(diag_k, dec.plan.dtype),
             od_noise=od_noise(diag_k, dec.plan.dtype), rows_dtype=dec.plan.dtype.name,
         )
-        sd, od = self.subspace_.distances(raw, self.subspace_.basis_sqnorms())
+        sd, od = self.subspace_.distances(raw, self.subspace_.basis_sqnorms(diag_k))
         self._set_outlier_statistics(sd, od)
         out = Z if self._normalized else raw.astype(values.dtype, copy=False)
         if self.fit_inverse_transform:

@@ -34,6 +34,13 @@ def blas_threads(limit: int | None) -> AbstractContextManager[Any]:
     return _controller().limit(limits=limit)
 
 
+def job_threads(n_jobs: int | None) -> AbstractContextManager[Any]:
+    """BLAS threads as ``n_jobs`` asks: unchanged for ``None``, all cores for -1."""
+    if n_jobs is None:
+        return nullcontext()
+    return blas_threads(None if n_jobs < 0 else n_jobs)
+
+
 def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> list[T]:
     """``[work(x) for x in items]`` on ``workers`` threads, one BLAS thread each.
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._parallel import blas_threads, run_blocks
+from ._parallel import job_threads, run_blocks
 from .kernels import FourierFeatures, Kernel, Precomputed
 from .operators import Centering, n_threads
 
@@ -202,9 +202,12 @@ class FittedSubspace:
             d += self.center_sqnorm
         return np.maximum(d, 0.0)
 
-    def basis_sqnorms(self) -> np.ndarray:
-        """``||phi(z_j) - theta||^2`` of the expansion points, shape (m,)."""
-        if self.precomputed:
+    def basis_sqnorms(self, diag: np.ndarray | None = None) -> np.ndarray:
+        """``||phi(z_j) - theta||^2`` of the expansion points, shape (m,), from their
+        kernel diagonal ``k(z_j, z_j)`` (computed when not given)."""
+        if diag is not None:
+            d = np.asarray(diag, dtype=np.float64)
+        elif self.precomputed:
             d = np.asarray(self.basis.diagonal(), dtype=np.float64)
         else:
             d = self.kernel_diag(self.basis)
@@ -254,9 +257,7 @@ class FittedSubspace:
         starts = range(0, X.shape[0], rows)
         # one block runs here, where n_jobs (if given) sets BLAS's own threads
         single = len(starts) <= 1 or workers <= 1
-        threads = blas_threads(None if n_jobs < 0 else n_jobs) if (
-            single and n_jobs is not None) else nullcontext()
-        with threads:
+        with job_threads(n_jobs) if single else nullcontext():
             run_blocks(work, starts, workers)
         if not np.all(np.isfinite(out)):
             raise ValueError(

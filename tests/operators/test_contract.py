@@ -115,30 +115,44 @@ def test_centring_of_new_rows_uses_training_mean(backend, gram, request):
     one_mn = np.ones((m, n)) / n
     # (docs/math.md, "Centring in feature space")
     ref = Kt - one_mn @ K - Kt @ one_n + one_mn @ K @ one_n
-    np.testing.assert_allclose(c.center_block(Kt), ref, atol=1e-10)
+    # new rows go through the fitted subspace built on this backend's statistics
     A = np.random.default_rng(2).normal(size=(n, 3))
-    np.testing.assert_allclose(c.project(Kt, A), ref @ A, atol=1e-10)
+    whole = _space(kernel, X, np.eye(n), c).raw_projection(T)[0]  # A = I: K~_t itself
+    np.testing.assert_allclose(whole, ref, atol=1e-10)
+    Y, nrm = _space(kernel, X, A, c).raw_projection(T)
+    np.testing.assert_allclose(Y, ref @ A, atol=1e-10)
     # one row alone is centred exactly as inside the batch
-    np.testing.assert_allclose(c.project(Kt[:1], A), (ref @ A)[:1], atol=1e-10)
+    np.testing.assert_allclose(_space(kernel, X, A, c).raw_projection(T[:1])[0], (ref @ A)[:1],
+                               atol=1e-10)
     # ||phi~(t)||^2 from the kernel diagonal
-    nrm = c.center_diag(kernel.diag(T), Kt)
     ref_nrm = kernel.diag(T) - 2 * Kt.mean(1) + K.mean()
     np.testing.assert_allclose(nrm, ref_nrm, atol=1e-10)
+
+
+def _space(kernel, X, A, c):
+    """The fitted subspace of dual coefficients ``A`` under centring ``c``."""
+    from kpca import FittedSubspace
+
+    k = A.shape[1]
+    return FittedSubspace.from_dual(kernel, X, A, c, basis_scores=np.zeros((len(X), k)),
+                                    score_variance=np.ones(k))
 
 
 def test_centring_training_rows_reproduces_centred_matrix(gram):
     kernel, X, T, K = gram
     _, c = dense_wrapped(kernel, X, K)
-    np.testing.assert_allclose(c.center_block(K), _reference(K, True), atol=1e-10)
+    whole = _space(kernel, X, np.eye(len(X)), c).raw_projection(X)[0]
+    np.testing.assert_allclose(whole, _reference(K, True), atol=1e-10)
 
 
 def test_no_centring_is_identity(gram):
     kernel, X, T, K = gram
     c = Centering.none(K.shape[0])
     Kt = kernel.block(T, X)
-    np.testing.assert_array_equal(c.center_block(Kt), Kt)
+    np.testing.assert_allclose(_space(kernel, X, np.eye(len(X)), c).raw_projection(T)[0], Kt,
+                               atol=1e-12)
     A = np.ones((K.shape[0], 2))
-    np.testing.assert_allclose(c.project(Kt, A), Kt @ A)
+    np.testing.assert_allclose(_space(kernel, X, A, c).raw_projection(T)[0], Kt @ A)
 
 
 def test_wrapper_never_copies_the_matrix(gram):

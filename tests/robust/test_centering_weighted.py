@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kpca import FittedSubspace
 from kpca.kernels import Linear
 from kpca.operators import (
     CenteredOperator,
@@ -37,13 +38,19 @@ def setup():
 
 def test_center_block_project_diag_match_explicit(setup):
     X, T, K, c, theta, Phi, s = setup
-    Kt = T @ X.T
-    np.testing.assert_allclose(c.center_block(Kt), (T - theta) @ Phi.T, atol=1e-10)
+    whole = _space(X, np.eye(23), c).raw_projection(T)[0]  # A = I: K~_t S itself
+    np.testing.assert_allclose(whole, (T - theta) @ Phi.T, atol=1e-10)
     A = np.random.default_rng(1).normal(size=(23, 3))
-    np.testing.assert_allclose(c.project(Kt, A), (T - theta) @ Phi.T @ A, atol=1e-9)
-    np.testing.assert_allclose(
-        c.center_diag(np.sum(T * T, axis=1), Kt), np.sum((T - theta) ** 2, axis=1), atol=1e-10
-    )
+    Y, sq = _space(X, A, c).raw_projection(T)
+    np.testing.assert_allclose(Y, (T - theta) @ Phi.T @ A, atol=1e-9)
+    np.testing.assert_allclose(sq, np.sum((T - theta) ** 2, axis=1), atol=1e-10)
+
+
+def _space(X, A, c):
+    """The fitted subspace of dual coefficients ``A`` under centring ``c``."""
+    k = A.shape[1]
+    return FittedSubspace.from_dual(Linear(), X, A, c, basis_scores=np.zeros((len(X), k)),
+                                    score_variance=np.ones(k))
 
 
 def test_expansion_reproduces_the_feature_vector(setup):
@@ -51,7 +58,7 @@ def test_expansion_reproduces_the_feature_vector(setup):
     A = np.random.default_rng(2).normal(size=(23, 2))
     Y = np.random.default_rng(3).normal(size=(4, 2))
     F = Phi.T @ A  # directions f_l as columns (d, k)
-    C = c.expansion(Y, A)
+    C = _space(X, A, c).coefficients(Y, 0, len(X))
     np.testing.assert_allclose(C @ X, theta + Y @ F.T, atol=1e-9)
 
 
@@ -86,10 +93,10 @@ def test_uniform_weights_equal_default(setup):
     n = K.shape[0]
     default = center(DenseOperator(K.copy()))[1]
     explicit = Centering(default.row_means, default.grand_mean, weights=np.full(n, 1.0 / n))
-    Kt = T @ X.T
     A = np.random.default_rng(5).normal(size=(n, 2))
-    np.testing.assert_allclose(default.project(Kt, A), explicit.project(Kt, A), atol=1e-10)
-    np.testing.assert_allclose(default.center_block(Kt), explicit.center_block(Kt), atol=1e-10)
+    for B in (A, np.eye(n)):  # projections, and K~_t itself
+        np.testing.assert_allclose(_space(X, B, default).raw_projection(T)[0],
+                                   _space(X, B, explicit).raw_projection(T)[0], atol=1e-10)
 
 
 def test_scale_without_centring(setup):
@@ -97,5 +104,5 @@ def test_scale_without_centring(setup):
     c0 = Centering(np.zeros(len(s)), 0.0, enabled=False, scale=s)
     op, _ = center(DenseOperator(K.copy(), owned=True), inplace=True, centering=c0)
     np.testing.assert_allclose(op.to_dense(), (X * s[:, None]) @ (X * s[:, None]).T, atol=1e-9)
-    Kt = T @ X.T
-    np.testing.assert_allclose(c0.center_block(Kt), T @ (X * s[:, None]).T, atol=1e-10)
+    np.testing.assert_allclose(_space(X, np.eye(len(s)), c0).raw_projection(T)[0],
+                               T @ (X * s[:, None]).T, atol=1e-10)

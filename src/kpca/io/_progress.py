@@ -52,6 +52,7 @@ class ProgressBars(logging.Handler):
         return self.bars[key]
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Advance the bar a ``kpca_event`` record belongs to (passes or rows)."""
         event = getattr(record, "kpca_event", None)
         if event in ("pass", "residual"):
             bar = self._bar("passes", desc="kernel passes", unit="pass")

@@ -30,6 +30,7 @@ import contextlib
 import csv
 import itertools
 import logging
+from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from ._tables import (
     _parquet_column,
     _parquet_columns,
     _raise_bad_cell,
+    open_text,
 )
 
 logger = logging.getLogger("kpca")
@@ -137,8 +139,9 @@ class _FileRows(RowSource):
 
     # subclasses: consecutive raw blocks of `rows` rows (the last may be shorter), each
     # with the number messages give each row (CSV: its line), or None (its position)
+    @abstractmethod
     def _read(self, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
-        raise NotImplementedError
+        """Consecutive raw blocks (see the comment above)."""
 
     def blocks(self, rows: int) -> Iterator[np.ndarray]:
         """Consecutive blocks of at most ``rows`` rows, from the first row.
@@ -243,18 +246,8 @@ class _DelimitedRows(_FileRows):
         n += not self._header
         super().__init__(path, (n, len(first)), dtype or np.dtype(np.float64), columns)
 
-    @contextlib.contextmanager
-    def _open(self) -> Iterator[Any]:
-        # utf-8-sig drops the byte-order mark that spreadsheet programs write
-        try:
-            with open(self.path, newline="", encoding="utf-8-sig") as fh:
-                yield fh
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{self.path}: not a UTF-8 text file ({exc.reason}).") from None
-        except OSError as exc:
-            raise ValueError(f"{self.path}: cannot read: {exc.strerror or exc}.") from None
-        except csv.Error as exc:
-            raise ValueError(f"{self.path}: malformed CSV: {exc}.") from None
+    def _open(self):
+        return open_text(self.path)
 
     def _first_record(self, fh: Any) -> tuple[list[str], int]:
         """The first non-blank record and its (last) line; ``fh`` is left after it."""

@@ -12,9 +12,10 @@ names the file and, where it applies, the row and column.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,26 +117,34 @@ def _parse_float(cell: str) -> float | None:
         return None
 
 
-def _read_delimited(
-    path: Path, delimiter: str, header: bool | None
-) -> tuple[np.ndarray, list[str] | None]:
+@contextlib.contextmanager
+def open_text(path: Path) -> Iterator[Any]:
+    """A delimited text table opened for reading; a file that is not UTF-8 text, cannot
+    be read or is not valid CSV gives a ``ValueError`` naming it."""
     try:
         # utf-8-sig drops the byte-order mark that spreadsheet programs write
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
-            rows: list[list[str]] = []
-            lines: list[int] = []  # file line of each row, for messages
-            for row in reader:
-                if not row or all(not c.strip() for c in row):
-                    continue  # blank line
-                rows.append(row)
-                lines.append(reader.line_num)
+            yield fh
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not a UTF-8 text file ({exc.reason}).") from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}.") from None
     except csv.Error as exc:
         raise ValueError(f"{path}: malformed CSV: {exc}.") from None
+
+
+def _read_delimited(
+    path: Path, delimiter: str, header: bool | None
+) -> tuple[np.ndarray, list[str] | None]:
+    with open_text(path) as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        rows: list[list[str]] = []
+        lines: list[int] = []  # file line of each row, for messages
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue  # blank line
+            rows.append(row)
+            lines.append(reader.line_num)
     if not rows:
         raise ValueError(f"{path}: the file is empty (no rows).")
 

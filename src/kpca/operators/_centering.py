@@ -22,7 +22,9 @@ as ``grand_mean``):
   ``<phi(t) - theta, phi(x_j) - theta> = K_t[t, j] - (K_t g)_t - m_j + c``;
 * ``||phi(t) - theta||^2 = k(t, t) - 2 K_t g + c``.
 
-With ``g = 1/n`` and ``s = 1`` these are exactly the formulas above.
+With ``g = 1/n`` and ``s = 1`` these are exactly the formulas above. New rows are
+projected by the fitted model's :class:`kpca.subspace.FittedSubspace`, which folds
+these statistics into its coefficients (docs/math.md, "The fitted subspace").
 """
 
 from __future__ import annotations
@@ -69,49 +71,6 @@ class Centering:
         """The identity centring (``center=False``)."""
         return cls(np.zeros(n), 0.0, enabled=False)
 
-    def centre_products(self, Kt: np.ndarray) -> np.ndarray:
-        """``<phi(t), theta> = K_t g`` for each row, shape (m,), float64."""
-        if self.weights is None:
-            return Kt.mean(axis=1, dtype=np.float64)
-        return np.asarray(Kt @ self.weights.astype(Kt.dtype), dtype=np.float64)
-
-    def center_block(self, Kt: np.ndarray) -> np.ndarray:
-        """``K~_t`` of shape (m, n) from ``K_t`` (a new array), columns scaled by ``s``."""
-        dt = Kt.dtype
-        if not self.enabled:
-            Kc = Kt.copy()
-        else:
-            Kc = Kt - self.row_means.astype(dt)[None, :]
-            Kc -= self.centre_products(Kt).astype(dt)[:, None]
-            Kc += dt.type(self.grand_mean)
-        if self.scale is not None:
-            Kc *= self.scale.astype(dt)[None, :]
-        return Kc
-
-    def project(self, Kt: np.ndarray, A: np.ndarray) -> np.ndarray:
-        """``K~_t @ A`` without forming ``K~_t``.
-
-        Parameters
-        ----------
-        Kt : ndarray of shape (m, n)
-        A : ndarray of shape (n, k)
-
-        Returns
-        -------
-        ndarray of shape (m, k)
-        """
-        if self.scale is not None:
-            A = A * self.scale.astype(A.dtype)[:, None]  # S A: a small (n, k) copy
-        out = Kt @ A
-        if not self.enabled:
-            return out
-        dt = out.dtype
-        colsum = A.sum(axis=0, dtype=np.float64)  # 1^T A
-        out -= (self.row_means @ A).astype(dt)[None, :]
-        t = self.centre_products(Kt) - self.grand_mean
-        out -= np.outer(t, colsum).astype(dt)
-        return out
-
     def train_diag(self, diag_k: np.ndarray, *, scaled: bool = False) -> np.ndarray:
         """Diagonal of the centred training operator from ``k(x_i, x_i)``, shape (n,).
 
@@ -125,30 +84,6 @@ class Centering:
             d = d * self.scale**2
         return d
 
-    def center_diag(self, diag_t: np.ndarray, Kt: np.ndarray) -> np.ndarray:
-        """``||phi(t) - theta||^2 = k(t, t) - 2 K_t g + ||theta||^2`` per row, shape (m,).
-
-        Not rescaled by ``scale`` (new rows are never rescaled by this object).
-        """
-        d = np.asarray(diag_t, dtype=np.float64)
-        if not self.enabled:
-            return d
-        return d - 2.0 * self.centre_products(Kt) + self.grand_mean
-
-    def expansion(self, Y: np.ndarray, A: np.ndarray) -> np.ndarray:
-        """Coefficients ``C`` (m, n) with ``theta + sum_l Y[:, l] f_l = sum_i C[:, i] phi(x_i)``.
-
-        ``f_l = sum_i A[i, l] s_i (phi(x_i) - theta)`` are the feature-space
-        directions (``A`` the dual coefficients); used by pre-image methods.
-        """
-        SA = A if self.scale is None else A * self.scale[:, None]
-        C = np.asarray(Y, dtype=np.float64) @ np.asarray(SA, dtype=np.float64).T
-        if not self.enabled:
-            return C
-        n = C.shape[1]
-        g = np.full(n, 1.0 / n) if self.weights is None else self.weights
-        C += np.outer(1.0 - C.sum(axis=1), g)
-        return C
 
 
 class CenteredOperator(KernelOperator):

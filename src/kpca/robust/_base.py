@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from abc import abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -58,7 +59,31 @@ def spatial_median(
     return g, m, c, dist, it, converged
 
 
-class RobustKernelPCA(KernelPCA):
+class ReweightedKernelPCA(KernelPCA):
+    """Base of the estimators that decompose ``S K~ S`` for a centre and row weights
+    they find first (robust KPCA, ROBPCA): solves on a wrapped operator."""
+
+    def _start_block(self, X, kernel, b: int, rng) -> None:
+        # the operator decomposed is S K~ S, unknown until the robust centre is found:
+        # a start block riding on the construction pass would be wasted columns
+        return None
+
+    def _solve_wrapped(self, op: KernelOperator, c: Centering, plan, rng):
+        """Top eigenpairs of ``S K~ S`` for centring ``c``, leaving ``op`` untouched.
+
+        Iterative solvers see a :class:`CenteredOperator` wrapper (no copy); the
+        dense solver works on one temporary copy that LAPACK may overwrite.
+        """
+        wrapped = CenteredOperator(op, c)
+        if plan.solver == "dense":
+            wrapped = DenseOperator(wrapped.to_dense(), owned=True)
+        diag_w = np.asarray(wrapped.diag(), dtype=np.float64)
+        noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag_w), initial=0.0))
+        trace = float(diag_w.sum())
+        return self._solve(wrapped, plan, trace if trace > noise else 0.0, noise, rng)
+
+
+class RobustKernelPCA(ReweightedKernelPCA):
     """Base of the robust estimators: a robust centre and row scaling of ``K``.
 
     Subclasses implement ``_robust_centering(op, diag_k, plan, rng, floor, noise)``
@@ -74,11 +99,6 @@ class RobustKernelPCA(KernelPCA):
         "robust_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def _start_block(self, X, kernel, b: int, rng) -> None:
-        # the operator decomposed is S K~ S, unknown until the robust centre is found:
-        # a start block riding on the construction pass would be wasted columns
-        return None
-
     def _center_operator(self, op: KernelOperator, plan, rng
                          ) -> tuple[KernelOperator, Centering, dict]:
         diag_k = np.asarray(op.diag(), dtype=np.float64)
@@ -86,21 +106,7 @@ class RobustKernelPCA(KernelPCA):
                                            norm_floor(diag_k, op.dtype), od_noise(diag_k, op.dtype))
         return (*center(op, inplace=True, centering=c), fitted)
 
+    @abstractmethod
     def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> tuple[Centering, dict]:  # pragma: no cover - abstract
+                          ) -> tuple[Centering, dict]:
         """The robust centring and the fitted attributes it found."""
-        raise NotImplementedError
-
-    def _solve_wrapped(self, op: KernelOperator, c: Centering, plan, rng):
-        """Top eigenpairs of ``S K~ S`` for centring ``c``, leaving ``op`` untouched.
-
-        Iterative solvers see a :class:`CenteredOperator` wrapper (no copy); the
-        dense solver works on one temporary copy that LAPACK may overwrite.
-        """
-        wrapped = CenteredOperator(op, c)
-        if plan.solver == "dense":
-            wrapped = DenseOperator(wrapped.to_dense(), owned=True)
-        diag_w = np.asarray(wrapped.diag(), dtype=np.float64)
-        noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag_w), initial=0.0))
-        trace = float(diag_w.sum())
-        return self._solve(wrapped, plan, trace if trace > noise else 0.0, noise, rng)

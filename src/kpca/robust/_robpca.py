@@ -23,7 +23,7 @@ from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
 from ..operators import Centering
 from ..subspace import FittedSubspace
-from ._base import RobustKernelPCA
+from ._base import ReweightedKernelPCA
 
 #: rrcov's kmax: most components when ``n_components`` is None or a fraction
 KMAX = 10
@@ -197,7 +197,7 @@ def reweighted_mcd(Y: np.ndarray, h: int, alpha: float, random_state
 # ----------------------------------------------------------------------------- estimator
 @extend_init(KernelPCA, drop=("alpha", "fit_inverse_transform"), support_fraction=0.75, h=None,
              n_directions=250)
-class KernelROBPCA(RobustKernelPCA):
+class KernelROBPCA(ReweightedKernelPCA):
     """Kernel ROBPCA (docs/math.md, "Robust KPCA and diagnostics"; docs/robust.md).
 
     ROBPCA of Hubert, Rousseeuw & Vanden Branden (2005), in feature space as in
@@ -555,7 +555,11 @@ class KernelROBPCA(RobustKernelPCA):
         return Y.astype(out_dtype)
 
     def influence(self):
-        """Not available: ROBPCA's directions are not eigenvectors of a reweighted
-        kernel matrix (use the outlier map)."""
-        raise NotImplementedError(
-            "KernelROBPCA has no influence diagnostics; use outlier_map / score_samples.")
+        """Refused: the empirical influence (:class:`kpca.diagnostics.Influence`) is
+        that of the eigenvectors of a kernel matrix, and ROBPCA's directions are those
+        of an MCD scatter of subset scores, whose influence is bounded by design."""
+        raise TypeError(
+            "influence needs components that are eigenvectors of the training kernel "
+            "matrix (KernelPCA, SphericalKernelPCA, WeightedKernelPCA, AnovaKernelPCA); "
+            "KernelROBPCA's come from an MCD of the h-subset's scores: use its outlier map "
+            "(outlier_map, score_samples) instead.")
