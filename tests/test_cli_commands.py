@@ -187,8 +187,8 @@ def test_bad_model_file(capsys, files):
 
 
 def test_help_for_every_command(capsys):
-    for command in ["fit-transform", "fit", "transform", "inverse", "denoise", "plot",
-                    "select", "info", "demo"]:
+    for command in ["fit-transform", "fit", "update", "transform", "inverse", "denoise",
+                    "plot", "select", "info", "demo"]:
         code, out, _ = run(capsys, command, "--help")
         assert code == 0 and out.startswith(f"usage: kpca {command}")
 

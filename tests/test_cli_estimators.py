@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from _cli import clean_error, run
 
 import kpca
 from kpca import cli
@@ -36,20 +37,6 @@ CASES = {
     "anova": (["--gamma", "2", "-k", "2", "--c", "1.5"], kpca.AnovaKernelPCA(2, gamma=2.0,
                                                                              c=1.5)),
 }
-
-
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def clean_error(code, err, *fragments):
-    assert code == 2, err
-    assert err.strip().splitlines()[-1].startswith("kpca: error:")
-    assert "Traceback" not in err
-    for f in fragments:
-        assert f in err, err
 
 
 @pytest.fixture(scope="module")

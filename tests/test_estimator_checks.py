@@ -33,3 +33,19 @@ def _expected_failed_checks(estimator):
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+# IncrementalKernelPCA: exact mode fed in several batches, the bounded mode, and auto
+# switching to bounded within the checks' data (a few dozen rows)
+INCREMENTAL = [
+    kpca.IncrementalKernelPCA(n_components=2, batch_size=7, mode="exact"),
+    kpca.IncrementalKernelPCA(n_components=2, kernel="poly", degree=2, batch_size=10),
+    kpca.IncrementalKernelPCA(n_components=2, batch_size=5, mode="bounded", max_rows=8,
+                              random_state=0),
+    kpca.IncrementalKernelPCA(n_components=2, batch_size=6, max_rows=10, random_state=0),
+]
+
+
+@parametrize_with_checks(INCREMENTAL, xfail_strict=True)
+def test_sklearn_compatible_incremental(estimator, check):
+    check(estimator)

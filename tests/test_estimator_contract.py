@@ -35,6 +35,7 @@ import kpca
 import kpca.io
 from kpca import (
     AnovaKernelPCA,
+    IncrementalKernelPCA,
     KernelPCA,
     KernelROBPCA,
     NystromKernelPCA,
@@ -70,23 +71,30 @@ def make(name: str, **params):
         "anova": lambda: AnovaKernelPCA(n_components=K, gamma=ANOVA_GAMMA, random_state=0),
         "robpca": lambda: KernelROBPCA(n_components=K, kernel="rbf", gamma=GAMMA,
                                        random_state=0),
+        # exact mode, batches of 25 rows: every fit below adds several batches; a tight
+        # residual target (default 1e-8), so that the training rows' stored projections
+        # and their recomputed ones agree to ~1e-12 as with the dense batch solver
+        "incremental": lambda: IncrementalKernelPCA(n_components=K, kernel="rbf", gamma=GAMMA,
+                                                    batch_size=25, mode="exact", tol=1e-12,
+                                                    random_state=0),
     }[name]()
     return est.set_params(**params)
 
 
-NAMES = ["exact", "nystrom", "random-features", "weighted", "spherical", "anova", "robpca"]
+NAMES = ["exact", "nystrom", "random-features", "weighted", "spherical", "anova", "robpca",
+         "incremental"]
 #: estimators whose model is a kernel expansion over the training rows
-EXACT_FAMILY = ["exact", "weighted", "spherical", "anova", "robpca"]
+EXACT_FAMILY = ["exact", "weighted", "spherical", "anova", "robpca", "incremental"]
 #: estimators with the 'fixed_point' and 'mds' pre-images (rbf, poly and linear
 #: kernels; ANOVA's kernel is none of them: its pre-image is the learned 'ridge' one)
-PREIMAGE = ["exact", "weighted", "spherical", "nystrom", "robpca"]
+PREIMAGE = ["exact", "weighted", "spherical", "nystrom", "robpca", "incremental"]
 
 
 def reference(name: str, est, X: np.ndarray) -> ref.Reference:
     """The independent model of a fitted estimator (for Nyström: exact KPCA, valid
     when every training row is a landmark)."""
     rbf = partial(ref.rbf, gamma=GAMMA)
-    if name in ("exact", "nystrom"):
+    if name in ("exact", "nystrom", "incremental"):
         return ref.exact(rbf, X, K)
     if name == "weighted":  # the reweighting's fixed point, given its weights
         return ref.weighted(rbf, X, K, est.weights_)
@@ -365,7 +373,11 @@ def test_anova_kernel_preimages_point_to_the_learned_one(method, contaminated, f
         est.inverse_transform(est.transform(T), method=method)
 
 
-@pytest.mark.parametrize("name", [n for n in EXACT_FAMILY if n != "robpca"])
+#: estimators without a learned ('ridge') pre-image map: no fit_inverse_transform
+NO_RIDGE = ["robpca", "incremental"]
+
+
+@pytest.mark.parametrize("name", [n for n in EXACT_FAMILY if n not in NO_RIDGE])
 def test_ridge_preimage_needs_fit_inverse_transform(name, contaminated, fitted):
     X, _, T = contaminated
     with pytest.raises(ValueError, match="fit_inverse_transform"):
@@ -377,9 +389,11 @@ def test_ridge_preimage_needs_fit_inverse_transform(name, contaminated, fitted):
     assert Z.shape == T.shape and np.all(np.isfinite(Z))
 
 
-def test_robpca_has_no_learned_preimage_and_says_so(contaminated, fitted):
+@pytest.mark.parametrize("name", NO_RIDGE)
+def test_no_learned_preimage_and_says_so(name, contaminated, fitted):
     _, _, T = contaminated
-    est = fitted["robpca"]
+    est = fitted[name]
+    assert "fit_inverse_transform" not in est.get_params()
     with pytest.raises(ValueError, match="no learned"):
         est.inverse_transform(est.transform(T), method="ridge")
 
@@ -465,6 +479,10 @@ CLI = {
     "robpca": (["--kernel", "rbf", "--gamma", str(GAMMA), "--support-fraction", "0.8"],
                lambda: KernelROBPCA(n_components=2, kernel="rbf", gamma=GAMMA,
                                     support_fraction=0.8, random_state=0)),
+    "incremental": (["--kernel", "rbf", "--gamma", str(GAMMA), "--batch-size", "25",
+                     "--mode", "exact"],
+                    lambda: IncrementalKernelPCA(n_components=2, kernel="rbf", gamma=GAMMA,
+                                                 batch_size=25, mode="exact", random_state=0)),
 }
 
 

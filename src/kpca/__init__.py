@@ -7,6 +7,7 @@ contract: ``transform``, pre-images, outlier detection, :func:`save` / :func:`lo
 """
 
 from . import kernels, operators, solvers
+from ._incremental import IncrementalKernelPCA
 from ._kernel_pca import KernelPCA
 from ._rows import RowSource
 from ._version import __version__
@@ -24,12 +25,14 @@ ESTIMATORS = {
     "spherical": SphericalKernelPCA,
     "anova": AnovaKernelPCA,
     "robpca": KernelROBPCA,
+    "incremental": IncrementalKernelPCA,
 }
 
 __all__ = [
     "ESTIMATORS",
     "AnovaKernelPCA",
     "FittedSubspace",
+    "IncrementalKernelPCA",
     "KernelPCA",
     "KernelROBPCA",
     "NystromKernelPCA",

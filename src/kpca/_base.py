@@ -109,6 +109,9 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     }
     #: the ``method`` of ``inverse_transform`` when none is given
     _default_inverse = "auto"
+    #: fitted attributes that :func:`kpca.save` does not write (caches the estimator
+    #: rebuilds from the saved state when it needs them)
+    _unsaved_attributes: tuple[str, ...] = ()
 
     def _validate_params(self) -> None:
         """scikit-learn's check of ``_parameter_constraints``, plus: a bool is not a

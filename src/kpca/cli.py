@@ -2,10 +2,12 @@
 
 ``fit``/``fit-transform --estimator NAME`` build one of :data:`ESTIMATORS`; each
 estimator parameter is a flag (:data:`kpca.io.PARAMETER_FLAGS`), validated by the
-estimator. ``nystrom`` and ``random-features`` stream DATA in row blocks
-(:func:`kpca.io.open_rows`); the other commands take the estimator from the model
-file. Exit status: 0 success, 2 usage and input errors (one ``kpca: error:``
-line), 1 other failures (``-v``: traceback).
+estimator. ``nystrom``, ``random-features`` and ``incremental`` stream DATA in row
+blocks (:func:`kpca.io.open_rows`; ``incremental`` adds each block of
+``--batch-size`` rows with ``partial_fit``); ``update`` adds the rows of another
+file to a saved incremental model. The other commands take the estimator from
+the model file. Exit status: 0 success, 2 usage and input errors (one
+``kpca: error:`` line), 1 other failures (``-v``: traceback).
 """
 
 from __future__ import annotations
@@ -24,16 +26,15 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import ESTIMATORS, KernelPCA, __version__
+from . import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
 from . import io as kio
 from ._rows import RowSource
 
 logger = logging.getLogger("kpca")
 PROG = "kpca"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-#: ``--estimator`` name -> estimator class
 #: estimators that read DATA in row blocks
-STREAMED = ("nystrom", "random-features")
+STREAMED = ("nystrom", "random-features", "incremental")
 _CLI_DEFAULTS = {"n_components": 2}  # -k: two components unless told
 _SKIP = {"copy_X"}  # parameters without meaning on the command line
 _UNSET = argparse.SUPPRESS  # a parameter flag not given (None is a value: -k all)
@@ -79,8 +80,9 @@ def _add_estimator_options(p: argparse.ArgumentParser) -> None:
     """--estimator and one flag per parameter; its help gives defaults and estimators."""
     g = p.add_argument_group("estimator")
     g.add_argument("--estimator", default="exact", choices=list(ESTIMATORS), help="exact "
-                   "(default), nystrom, random-features (these two stream DATA in row blocks),"
-                   " weighted, spherical, robpca (robust), anova")
+                   "(default), nystrom, random-features, incremental (these three stream DATA "
+                   "in row blocks; an incremental model takes more rows with 'kpca update'), "
+                   "weighted, spherical, robpca (robust), anova")
     defaults = _defaults()
     names = [*kio.PARAMETER_FLAGS, *sorted(set().union(*defaults.values()) - _SKIP
                                            - set(kio.PARAMETER_FLAGS))]
@@ -137,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--save", metavar="MODEL", required=name == "fit",
                        help="save the fitted model to this file (e.g. model.kpca)")
         _add_estimator_options(p)
+    p = command("update", _cmd_update, "add the rows of DATA to a model fitted with "
+                "--estimator incremental, block by block, and save it")
+    _add_io(p, output=None, model=True)
+    p.add_argument("-o", "--output", metavar="MODEL", help="write the updated model to this "
+                   "file (default: replace --model, atomically)")
     _add_io(command("transform", _cmd_transform, "project DATA with a saved model"), model=True)
     p = command("inverse", _cmd_inverse, "map scores back to input space (pre-images)")
     _add_io(p, model=True)
@@ -232,6 +239,24 @@ def _load(args: argparse.Namespace, command: str, check: bool = True) -> tuple[A
     streamed = type(est) in [ESTIMATORS[name] for name in STREAMED]
     return est, *kio.read_model_input(args.data, est, args.model, header=args.header,
                                       stream=streamed, check=check)
+
+
+def _cmd_update(args: argparse.Namespace) -> int:
+    out = kio.check_output_path(args.output or args.model, table=False)
+    est = kio.load_model(args.model)
+    if not isinstance(est, IncrementalKernelPCA):
+        name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)
+        what = f"a {type(est).__name__} model" + (f" (--estimator {name})" if name else "")
+        raise ValueError(f"{args.model}: {what} cannot be updated; 'kpca update' adds rows to "
+                         "models fitted with --estimator incremental.")
+    X, _ = kio.read_model_input(args.data, est, args.model, header=args.header, stream=True)
+    mode = est.mode_
+    est.partial_fit(X)  # blocks of the model's batch_size; on failure the model is unchanged
+    kio.save_model(est, out)
+    switched = f" (was {mode})" if est.mode_ != mode else ""
+    print(f"{out}: added {X.shape[0]} rows, {est.n_samples_seen_} rows seen, "
+          f"{est.mode_} mode{switched}")
+    return EXIT_OK
 
 
 def _cmd_transform(args: argparse.Namespace) -> int:

@@ -65,16 +65,6 @@ BACKENDS = {
 }
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    """An in-process Dask cluster (threads): starts in about a second."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
-        yield client
-
-
 def build(backend, request, kernel, X, K):
     """The centred operator and its ``Centering`` for ``backend``."""
     if backend == "dask":

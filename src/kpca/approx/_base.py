@@ -256,16 +256,8 @@ class FeatureKernelPCA(BaseKernelPCA):
             return FittedSubspace(kernel, None, U, mean, mean, float(mean @ mean), lam,
                                   features=fmap.raw, rows_dtype=dtype.name,
                                   od_noise=od_noise(np.einsum("ij,ij->i", F, F), dtype))
-        W = fmap.W
-        P = W @ U
-        g = W @ (W.T @ mean)
-        Kmm = fmap.landmark_kernel
-        m = Kmm @ g
-        scores = Kmm @ P - P.T @ mean
-        return FittedSubspace(
-            kernel, fmap.landmarks, P, g, m, float(mean @ g), lam, basis_scores=scores,
-            od_noise=od_noise(kernel.diag(sample), dtype), rows_dtype=dtype.name,
-        )
+        return landmark_subspace(kernel, fmap.landmarks, fmap.landmark_kernel, fmap.W, mean,
+                                 U, lam, od_noise(kernel.diag(sample), dtype), dtype)
 
     def fit_transform(self, X, y=None, **params):
         """Fit, then project the training rows (a second streamed pass).
@@ -306,6 +298,36 @@ class FeatureKernelPCA(BaseKernelPCA):
         # blocks of ``block_size`` rows, or what fits the streaming block budget
         p = self.subspace_.n
         return fp.block_rows(p, 8, self.block_size) * p * 8
+
+
+def landmark_subspace(kernel, landmarks, Kmm: np.ndarray, W: np.ndarray, mean: np.ndarray,
+                      U: np.ndarray, lam: np.ndarray, noise: float, dtype: np.dtype
+                      ) -> FittedSubspace:
+    """The fitted subspace of PCA on the landmark features ``phi = k(., Z) W``.
+
+    ``theta`` is the projection of the mean of ``phi`` on ``span phi(Z)``,
+    ``g = W W^T mean``, and ``C = W U`` (docs/math.md, "The fitted subspace").
+
+    Parameters
+    ----------
+    landmarks : ndarray of shape (m, d)
+    Kmm : ndarray of shape (m, m)
+        ``k(Z, Z)`` (float64).
+    W : ndarray of shape (m, q)
+        ``K_mm^{-1/2}`` (its kept part).
+    mean : ndarray of shape (m,)
+        Mean of the raw features ``k(Z, x)``.
+    U, lam : ndarray of shape (q, k), (k,)
+        Principal axes (whitened basis) and variances.
+    noise : float
+        ``od_noise`` of the model.
+    """
+    P = W @ U
+    g = W @ (W.T @ mean)
+    m = Kmm @ g
+    scores = Kmm @ P - P.T @ mean
+    return FittedSubspace(kernel, landmarks, P, g, m, float(mean @ g), lam, basis_scores=scores,
+                          od_noise=noise, rows_dtype=np.dtype(dtype).name)
 
 
 def _check_finite_chunk(Xb) -> None:

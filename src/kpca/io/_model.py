@@ -7,7 +7,9 @@ run code. The archive holds
 
 * ``__meta__``: a 0-d unicode array with a JSON document: the file format and
   its version, the estimator class name, ``get_params(deep=False)`` and the
-  fitted state (every instance attribute that is not a parameter);
+  fitted state (every instance attribute that is not a parameter, except those
+  the class lists in ``_unsaved_attributes``: caches it rebuilds from the rest,
+  such as the stored kernel values of :class:`kpca.IncrementalKernelPCA`);
 * ``a0``, ``a1``, ...: the arrays the JSON refers to.
 
 Values are encoded as a small typed tree. Allowed are ``None``, ``bool``,
@@ -44,6 +46,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import kernels
 from .._files import atomic_write
+from .._incremental import IncrementalKernelPCA
 from .._kernel_pca import KernelPCA
 from .._version import __version__
 from ..approx import NystromKernelPCA, RandomFeatureKernelPCA
@@ -212,7 +215,7 @@ class _Encoder:
 ESTIMATOR_CLASSES: dict[str, type] = {
     cls.__name__: cls for cls in (KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA,
                                   WeightedKernelPCA, SphericalKernelPCA, AnovaKernelPCA,
-                                  KernelROBPCA)
+                                  KernelROBPCA, IncrementalKernelPCA)
 }
 
 
@@ -254,6 +257,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     check_is_fitted(estimator)
     enc = _Encoder()
     params = estimator.get_params(deep=False)
+    unsaved = set(getattr(type(estimator), "_unsaved_attributes", ()))
     meta = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -261,7 +265,8 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         "kpca_version": _version(),
         "params": {k: enc.encode(v, k) for k, v in params.items()},
         "state": {
-            k: enc.encode(v, k) for k, v in vars(estimator).items() if k not in params
+            k: enc.encode(v, k) for k, v in vars(estimator).items()
+            if k not in params and k not in unsaved
         },
     }
     text = json.dumps(meta, allow_nan=True)
@@ -490,7 +495,8 @@ def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
     -------
     dict
         ``class``, ``params``, and when present ``kernel`` (the resolved kernel
-        with its parameters), ``n_components``, ``n_samples_fit``,
+        with its parameters), ``n_components``, ``n_samples_fit`` (of an
+        incremental model: the rows seen, with ``mode`` and ``n_rows_kept``),
         ``n_features_in``, ``eigen_solver``, ``eigenvalues`` and
         ``explained_variance_ratio``.
     """
@@ -524,7 +530,11 @@ def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
         out["n_components"] = int(np.shape(ev)[0])
         out["eigenvalues"] = plain(ev)
     X_fit = getattr(estimator, "X_fit_", None)
-    if X_fit is not None:
+    if hasattr(estimator, "n_samples_seen_"):  # incremental: every row seen, not those kept
+        out["n_samples_fit"] = int(estimator.n_samples_seen_)
+        out["mode"] = str(estimator.mode_)
+        out["n_rows_kept"] = int(X_fit.shape[0])
+    elif X_fit is not None:
         out["n_samples_fit"] = int(X_fit.shape[0])
     elif hasattr(estimator, "n_samples_"):
         out["n_samples_fit"] = int(estimator.n_samples_)

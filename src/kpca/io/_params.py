@@ -234,7 +234,8 @@ PARAMETER_FLAGS: Mapping[str, ParameterFlag] = MappingProxyType({
     "max_iter": _F(("--max-iter",), "most kernel passes (krylov, randomized) or ARPACK "
                    "iterations", parse_positive_int, metavar="N"),
     "memory_limit": _F(("--memory-limit",), "memory the kernel matrix may use, e.g. 2GB; "
-                       "beyond it the fit is matrix-free", parse_value, metavar="BYTES"),
+                       "beyond it the fit is matrix-free (incremental: auto mode turns "
+                       "bounded)", parse_value, metavar="BYTES"),
     "precision": _F(("--precision",), "precision of the kernel matrix or feature blocks",
                     **_words("auto", "float32", "float64")),
     "n_jobs": _F(("--n-jobs",), "threads", parse_int, metavar="N"),
@@ -253,6 +254,16 @@ PARAMETER_FLAGS: Mapping[str, ParameterFlag] = MappingProxyType({
     "n_features": _F(("--n-features",), "number of random Fourier features", parse_int,
                      metavar="D"),
     "block_size": _F(("--block-size",), "rows per streamed block", parse_int, metavar="ROWS"),
+    "batch_size": _F(("--batch-size",), "rows per batch added to the model (fit and 'kpca "
+                     "update' read DATA in blocks of this size; None: 500)", parse_positive_int,
+                     metavar="ROWS"),
+    "mode": _F(("--mode",), "exact keeps every row (equals batch kernel PCA); bounded keeps "
+               "--max-rows landmark rows (streaming Nyström, flat memory); auto is exact until "
+               "the rows exceed --max-rows or --memory-limit, then bounded",
+               **_words("auto", "exact", "bounded")),
+    "max_rows": _F(("--max-rows",), "rows the model keeps: beyond, auto mode turns bounded "
+                   "with this many landmarks (None: no limit; 1000 landmarks when bounded)",
+                   parse_positive_int, metavar="ROWS"),
     "b1": _F(("--b1",), "Campbell's first constant", parse_number),
     "b2": _F(("--b2",), "Campbell's second constant", parse_number),
     "distance": _F(("--distance",), "weights from the 'full' or the 'score' distance", str),

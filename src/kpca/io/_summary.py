@@ -36,6 +36,10 @@ def format_summary(info: dict[str, Any]) -> str:
         d = info.get("n_features_in")
         what = f"x {d} features" if d is not None else "(non-vector objects, e.g. strings)"
         lines.append(f"fitted on:    {info['n_samples_fit']} samples {what}")
+    if "mode" in info:
+        kept = ("every row kept" if info["mode"] == "exact" else
+                f"{info['n_rows_kept']} landmark rows kept")
+        lines.append(f"mode:         {info['mode']} ({kept}; 'kpca update' adds rows)")
     if "eigen_solver" in info:
         lines.append(f"solver:       {info['eigen_solver']}")
     if "n_components" in info:

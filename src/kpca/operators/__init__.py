@@ -11,12 +11,14 @@ from ._gram import (
     n_threads,
     storage_dtype,
 )
+from ._growing import GrowingGram
 from ._tiled import TiledKernelOperator
 
 __all__ = [
     "CenteredOperator",
     "Centering",
     "DenseOperator",
+    "GrowingGram",
     "KernelOperator",
     "TiledKernelOperator",
     "center",

@@ -23,6 +23,7 @@ from ._krylov import (
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
 from ._start import nystrom_start
+from ._update import UpdatedPairs, extend_eigenpairs
 
 logger = logging.getLogger("kpca")
 
@@ -182,6 +183,8 @@ __all__ = [
     "DENSE_MAX_ROWS",
     "SOLVERS",
     "EigenResult",
+    "UpdatedPairs",
+    "extend_eigenpairs",
     "arpack_eigsh",
     "choose_solver",
     "dense_seconds",

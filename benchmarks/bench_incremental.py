@@ -1,0 +1,195 @@
+"""Incremental kernel PCA against refitting, in one run (issue 16).
+
+A stream of 20,000 rows (RBF, d = 20, k = 10) arrives in batches of 500. The only
+alternative a user has without ``partial_fit`` is to refit ``kpca.KernelPCA`` on all
+rows seen after every batch; this script times both, side by side:
+
+1. **exact mode** -- ``IncrementalKernelPCA.partial_fit`` per batch against a refit of
+   ``KernelPCA`` (defaults, same gamma) on the same rows after every batch: total
+   times, and at ``--at`` rows seen (10,000) the median of ``--repeats`` updates of
+   the next 500 rows (each on a shallow copy of the same model: an update never
+   writes into the model it starts from) against the median of as many refits on
+   those rows, alternating. The eigenvalues of the two are compared at every
+   checkpoint (max relative error against the refit, relative to the largest).
+2. **bounded mode** (``max_rows`` landmarks, streaming Nyström): per-batch time and
+   the top-10 eigenvalue error (max relative) and held-out score alignment (mean
+   canonical correlation) against batch ``KernelPCA`` on all 20,000 rows.
+3. **memory**: 1,000,000 rows streamed through the bounded mode (generated batch by
+   batch, never held); peak traced memory (tracemalloc) after 10 %, 50 % and 100 %
+   of the stream, which must stay flat.
+
+Data: ``--data blobs`` (default; 20 Gaussian clusters, as benchmarks/bench_approx.py)
+or ``--data gauss`` (isotropic Gaussian: a flat spectrum, the hardest case for an
+eigensolver). gamma = 1 / (d Var X) of the first batch.
+
+Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
+       [--batch 500] [--at 10000] [--repeats 5] [--landmarks 1000 2000]
+       [--stream-rows 1000000] [--skip-refit-all] [--skip-memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import platform
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+from sklearn.datasets import make_blobs
+
+from kpca import IncrementalKernelPCA, KernelPCA
+
+D, K = 20, 10
+
+
+def make_data(kind: str, n: int, seed: int) -> np.ndarray:
+    if kind == "gauss":
+        return np.random.default_rng(seed).standard_normal((n, D))
+    X, _ = make_blobs(n, n_features=D, centers=20, cluster_std=3.0, random_state=seed)
+    return X
+
+
+def rel_err(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(b)))
+
+
+def alignment(A: np.ndarray, B: np.ndarray) -> float:
+    """Mean canonical correlation between the column spaces of two score matrices."""
+    Qa, _ = np.linalg.qr(A - A.mean(0))
+    Qb, _ = np.linalg.qr(B - B.mean(0))
+    return float(np.linalg.svd(Qa.T @ Qb, compute_uv=False).mean())
+
+
+def timed(fn, *args):
+    t = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t
+
+
+def exact_part(X: np.ndarray, gamma: float, a) -> None:
+    n, b = X.shape[0], a.batch
+    print(f"\n## Exact mode: {n} rows in batches of {b}\n")
+    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma)
+    checkpoints = {2500, 5000, a.at, 15000, n}
+    rows = []
+    t_inc = t_ref = 0.0
+    at_model = None
+    for s in range(0, n, b):
+        _, dt = timed(model.partial_fit, X[s : s + b])
+        t_inc += dt
+        N = s + b
+        if N == a.at:
+            at_model = copy.copy(model)
+        if a.skip_refit_all and N not in checkpoints:
+            continue
+        ref, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X[:N])
+        t_ref += dr
+        if N in checkpoints:
+            rows.append((N, dt, model.n_passes_, str(model.gram_.dtype), dr,
+                         rel_err(model.eigenvalues_, ref.eigenvalues_)))
+    print("| rows seen | update (s) | passes | storage | refit KernelPCA (s) | "
+          "eigenvalue diff vs refit |")
+    print("|---|---|---|---|---|---|")
+    for N, dt, p, dtype, dr, e in rows:
+        print(f"| {N} | {dt:.3f} | {p} | {dtype} | {dr:.3f} | {e:.1e} |")
+    what = "at the checkpoints only" if a.skip_refit_all else "after every batch"
+    print(f"\ntotal: incremental {t_inc:.1f} s for the whole stream; refitting {what}: "
+          f"{t_ref:.1f} s")
+    if at_model is None or a.at + b > n:
+        return
+    # one update at `at` rows, repeated on shallow copies, against refits, alternating
+    nxt = X[a.at : a.at + b]
+    ups, refs, passes = [], [], []
+    for _ in range(a.repeats):
+        m = copy.copy(at_model)
+        _, dt = timed(m.partial_fit, nxt)
+        ups.append(dt)
+        passes.append(m.n_passes_)
+        _, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X[: a.at + b])
+        refs.append(dr)
+    u, r = float(np.median(ups)), float(np.median(refs))
+    print(f"\none update of {b} rows at {a.at} rows seen (median of {a.repeats}): "
+          f"{u * 1e3:.0f} ms (passes {passes}); refit of KernelPCA on {a.at + b} rows: "
+          f"{r * 1e3:.0f} ms; **speed-up {r / u:.1f}x** (runs: updates "
+          f"{[round(x * 1e3) for x in ups]} ms, refits {[round(x * 1e3) for x in refs]} ms)")
+
+
+def bounded_part(X: np.ndarray, T: np.ndarray, gamma: float, a) -> None:
+    n, b = X.shape[0], a.batch
+    print(f"\n## Bounded mode: {n} rows in batches of {b}, against batch KernelPCA\n")
+    ref, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X)
+    Tr = ref.transform(T)
+    print(f"batch KernelPCA on {n} rows: {dr:.2f} s\n")
+    print("| landmarks | per-batch time, median (s) | max (s) | top-10 eigenvalue error "
+          "(max rel.) | held-out alignment | landmark swaps |")
+    print("|---|---|---|---|---|---|")
+    for L in a.landmarks:
+        model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
+        times = []
+        for s in range(0, n, b):
+            _, dt = timed(model.partial_fit, X[s : s + b])
+            times.append(dt)
+        err = float(np.max(np.abs(model.eigenvalues_ - ref.eigenvalues_) / ref.eigenvalues_))
+        print(f"| {L} | {np.median(times):.3f} | {np.max(times):.3f} | {err:.2%} | "
+              f"{alignment(model.transform(T), Tr):.4f} | {model.n_swaps_} |")
+
+
+def memory_part(gamma: float, a) -> None:
+    rows, b = a.stream_rows, a.stream_batch
+    L = a.landmarks[0]
+    print(f"\n## Memory: {rows:,} rows streamed in batches of {b} (bounded, {L} landmarks)\n")
+    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
+    marks = {int(rows * f) // b * b: f for f in (0.1, 0.5, 1.0)}
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    print("| rows streamed | peak traced memory since the previous mark (MB) | elapsed (s) |")
+    print("|---|---|---|")
+    for s in range(0, rows, b):
+        Xb = make_data(a.data, b, seed=1000 + s // b)
+        model.partial_fit(Xb)
+        done = s + b
+        if done in marks:
+            _, peak = tracemalloc.get_traced_memory()
+            print(f"| {done:,} | {peak / 2**20:.1f} | {time.perf_counter() - t0:.0f} |")
+            tracemalloc.reset_peak()
+    tracemalloc.stop()
+    print(f"\nrows seen {model.n_samples_seen_:,}; landmark swaps {model.n_swaps_}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", choices=["blobs", "gauss"], default="blobs")
+    p.add_argument("--n", type=int, default=20000)
+    p.add_argument("--batch", type=int, default=500)
+    p.add_argument("--at", type=int, default=10000)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--landmarks", type=int, nargs="+", default=[1000, 2000])
+    p.add_argument("--stream-rows", type=int, default=1_000_000)
+    p.add_argument("--stream-batch", type=int, default=5000)
+    p.add_argument("--skip-refit-all", action="store_true",
+                   help="refit only at the checkpoints (not after every batch)")
+    p.add_argument("--skip-exact", action="store_true")
+    p.add_argument("--skip-bounded", action="store_true")
+    p.add_argument("--skip-memory", action="store_true")
+    a = p.parse_args()
+    warnings.simplefilter("ignore")
+    X = make_data(a.data, a.n + 2000, seed=0)
+    X, T = X[: a.n], X[a.n :]
+    gamma = 1.0 / (D * X[: a.batch].var())
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
+          f"{platform.python_version()}, numpy {np.__version__}; load average at start "
+          f"{os.getloadavg()[0]:.2f}")
+    print(f"data: {a.data}, d={D}, k={K}, RBF gamma={gamma:.4g}")
+    if not a.skip_exact:
+        exact_part(X, gamma, a)
+    if not a.skip_bounded:
+        bounded_part(X, T, gamma, a)
+    if not a.skip_memory:
+        memory_part(gamma, a)
+
+
+if __name__ == "__main__":
+    main()

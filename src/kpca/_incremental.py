@@ -1,0 +1,767 @@
+"""IncrementalKernelPCA: kernel PCA fitted batch by batch (docs/math.md, "Incremental
+kernel PCA").
+
+Two modes, as scikit-learn's ``IncrementalPCA`` has one:
+
+* **exact**: the model after any sequence of batches is batch kernel PCA of every
+  row seen so far, to the batch solvers' tolerance. A batch of ``b`` rows to an
+  ``n``-row model evaluates only the ``b (n + b)`` new kernel values
+  (:class:`kpca.operators.GrowingGram`), updates the centring in ``O(n b)`` and
+  brings the eigenpairs up to date from the previous ones
+  (:func:`kpca.solvers.extend_eigenpairs`): no pass over the old kernel values
+  unless the residual test asks for one, and no ``O(n^3)`` work.
+* **bounded**: a fixed number of landmark rows and the running mean and scatter
+  of their kernel features -- streaming Nyström kernel PCA, with memory that stays
+  flat however many rows arrive. Landmarks are swapped in when new rows lie far
+  from their span (the swap that most enlarges ``det k(Z, Z)``), so the model
+  follows a drifting stream; the statistics of rows seen before a landmark arrived
+  use their Nyström projection on the landmarks of that time.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from ._base import BaseKernelPCA, extend_init
+from ._kernel_pca import KernelPCA
+from ._memory import default_memory_limit, format_bytes, parse_memory
+from ._parallel import job_threads
+from ._rows import RowSource
+from .approx._base import landmark_subspace
+from .approx._feature_pca import FeatureStats
+from .approx._feature_pca import solve as feature_solve
+from .diagnostics import norm_floor, od_noise
+from .kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
+from .operators import (
+    FLOAT64_MAX_ROWS,
+    CenteredOperator,
+    GrowingGram,
+    float32_eigen_error,
+    storage_dtype,
+)
+from .solvers import EigenResult, default_rtol, eigsh_top, extend_eigenpairs, finalize, top_eigh
+from .subspace import FittedSubspace
+
+logger = logging.getLogger("kpca")
+
+#: landmarks of the bounded mode when ``max_rows`` is not given
+DEFAULT_LANDMARKS = 1000
+#: the bounded mode's outlier cut-offs come from a uniform sample of this many rows
+OUTLIER_SAMPLE = 2000
+#: in the bounded mode, a row whose squared distance to the landmarks' span is at
+#: least this fraction of ``k(x, x)`` is a candidate landmark
+SWAP_THRESHOLD = 0.05
+#: ... and replaces a landmark whose residual against the others is this many times
+#: smaller than its own
+SWAP_MARGIN = 4.0
+#: ... and at most this fraction of the landmarks is swapped per batch
+MAX_SWAP_FRACTION = 0.05
+#: extra Ritz pairs kept beyond n_components (see :func:`guard_vectors`)
+GUARD = (1.0, 10)
+
+
+def guard_vectors(k: int) -> int:
+    """Ritz pairs kept beyond the ``k`` wanted ones: the next update starts from them."""
+    return int(GUARD[0] * k + GUARD[1])
+
+
+#: parameters that define a stream: changing one needs a new ``fit``
+_STREAM_PARAMS = ("n_components", "kernel", "gamma", "degree", "coef0", "kernel_params",
+                  "mode", "max_rows", "precision")
+
+
+@extend_init(KernelPCA, drop=("alpha", "fit_inverse_transform", "eigen_solver", "max_iter",
+                              "iterated_power", "remove_zero_eig", "copy_X", "center"),
+             n_components=10, kernel="rbf", batch_size=None, mode="auto", max_rows=None)
+class IncrementalKernelPCA(BaseKernelPCA):
+    """Kernel PCA fitted incrementally, batch by batch (``partial_fit``).
+
+    Follows :class:`sklearn.decomposition.IncrementalPCA`: ``partial_fit(X)`` adds
+    a batch, ``fit(X)`` starts afresh and feeds X in batches of ``batch_size`` rows,
+    ``n_samples_seen_`` counts the rows. Everything a fitted kpca model does
+    (``transform``, ``inverse_transform``, ``denoise``, the outlier API,
+    :func:`kpca.save`) works after any batch; a loaded model can be updated further.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of components. While fewer rows than that have been seen, the model
+        has ``n_samples_seen_`` components (as :class:`kpca.KernelPCA` clips).
+    kernel : str, Kernel or callable, default='rbf'
+        Any vector kernel of :class:`kpca.KernelPCA` ('precomputed' and the string
+        kernels are not available: a batch needs kernel values against every
+        earlier row).
+    gamma : float, 'scale', 'median' or None, default=None
+        As :class:`kpca.KernelPCA`; a heuristic is resolved on the first batch and
+        then kept (the kernel cannot change in the middle of a stream).
+    degree, coef0, kernel_params
+        As :class:`kpca.KernelPCA`.
+    batch_size : int or None, default=None
+        Rows per batch in ``fit`` (``None``: 500). ``partial_fit`` takes batches of
+        any size.
+    mode : {'auto', 'exact', 'bounded'}, default='auto'
+        'exact' keeps every row and its kernel values and equals batch KPCA;
+        'bounded' keeps ``max_rows`` landmarks (streaming Nyström KPCA); 'auto' is
+        exact while the rows seen fit ``max_rows`` and the kernel values fit
+        ``memory_limit``, and switches to bounded (once, logged) beyond. 'exact'
+        raises instead of switching.
+    max_rows : int or None, default=None
+        Rows the model keeps: beyond, 'auto' switches to the bounded mode with
+        ``max_rows`` landmarks (``None``: no row limit in the exact mode, 1000
+        landmarks in the bounded mode).
+    tol : float, default=0
+        Residual target ``||K~v - mu v|| / mu_1`` of an update (0: 1e-8 with float64
+        storage, 1e-5 with float32, as the batch solvers).
+    memory_limit : int, str or None, default=None
+        Bytes the stored kernel values may occupy (``None``: half of the memory
+        available at the first batch).
+    precision : {'auto', 'float32', 'float64'}, default='auto'
+        Storage of the kernel values, as :class:`kpca.KernelPCA` decides it for the
+        rows seen: 'auto' stores float64 up to 4096 rows and float32 beyond when a
+        sampled estimate says it keeps the eigenvalues within ~1e-7 (the stored
+        values are converted once, when the stream grows past 4096 rows).
+    n_jobs : int or None, default=None
+        Threads of the kernel products and of ``transform``.
+    random_state : int, RandomState instance or None, default=None
+        The gamma heuristics' subsample and the bounded mode's first landmarks.
+    contamination : 'auto' or float in (0, 0.5], default='auto'
+        Threshold of the outlier detector, as :class:`kpca.KernelPCA`.
+
+    Attributes
+    ----------
+    n_samples_seen_ : int
+    mode_ : {'exact', 'bounded'}
+    X_fit_ : ndarray of shape (n_kept, n_features)
+        The rows kept: every row (exact) or the landmarks (bounded).
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues of the centred kernel matrix of all rows seen (bounded: of
+        its Nyström approximation).
+    eigenvectors_ : ndarray of shape (n_samples_seen_, n_components_)
+        Exact mode only: unit eigenvectors of the centred kernel matrix.
+    explained_variance_, explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``mu_l / n`` and ``mu_l / trace``.
+    n_components_ : int
+    subspace_ : kpca.FittedSubspace
+    kernel_ : Kernel
+    gamma_ : float
+    n_passes_ : int
+        Passes over the stored kernel values made by the last update (exact mode).
+    n_features_in_, feature_names_in_
+        As every scikit-learn estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpca import IncrementalKernelPCA
+    >>> X = np.random.default_rng(0).normal(size=(300, 4))
+    >>> model = IncrementalKernelPCA(n_components=3, gamma=0.25)
+    >>> for batch in np.array_split(X, 3):
+    ...     model = model.partial_fit(batch)
+    >>> model.n_samples_seen_, model.transform(X[:2]).shape
+    (300, (2, 3))
+    """
+
+    _parameter_constraints: dict = {
+        **BaseKernelPCA._parameter_constraints,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [StrOptions(set(KERNELS) - {"precomputed"}), Kernel, callable],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+                  None],
+        "degree": [Interval(Real, 0, np.inf, closed="left")],
+        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+        "kernel_params": [dict, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "mode": [StrOptions({"auto", "exact", "bounded"})],
+        "max_rows": [Interval(Integral, 2, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "memory_limit": [Interval(Real, 1, None, closed="left"), str, None],
+    }
+    #: kept in memory but not written by :func:`kpca.save` (rebuilt from ``X_fit_``
+    #: once, at the first update after loading)
+    _unsaved_attributes = ("gram_",)
+
+    # ------------------------------------------------------------------ public API
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit from scratch, feeding X in batches of ``batch_size`` rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, RowSource, dask array} of shape (n_samples, \
+n_features)
+            A :class:`kpca.RowSource` is read block by block; a dask array chunk by
+            chunk, in order.
+        y : Ignored
+
+        Returns
+        -------
+        self
+        """
+        return self._stream(X, reset=True)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Add a batch of rows to the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The batch (a dask array is added chunk by chunk, in order). It must have
+            the width (and feature names) of the first batch and finite values; on
+            any error the model is left as it was.
+        y : Ignored
+
+        Returns
+        -------
+        self
+        """
+        from .distributed import is_dask_collection
+
+        if is_dask_collection(X) or isinstance(X, RowSource):
+            return self._stream(X, reset=False)
+        self._partial_fit(X)
+        return self
+
+    def _stream(self, X, *, reset: bool):
+        """Feed X batch by batch; on any error the model is left as it was."""
+        saved = dict(self.__dict__)
+        try:
+            if reset:
+                for name in [k for k in self.__dict__ if k.endswith("_")]:
+                    del self.__dict__[name]
+            for batch in self._batches(X):
+                self._partial_fit(batch)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    # ------------------------------------------------------------------ batches
+    def _batches(self, X):
+        """Row batches of X, in order, each as an array, sparse matrix or DataFrame."""
+        from .distributed import is_dask_array, is_dask_collection
+
+        size = int(self.batch_size or 500)
+        if isinstance(X, RowSource):
+            yield from X.blocks(size)
+            return
+        if is_dask_collection(X):
+            if is_dask_array(X):
+                X = X.rechunk({1: -1})
+            # partitions in order, computed one at a time (a DataFrame's partitions
+            # are pandas frames: the column names reach validation)
+            for block in X.to_delayed().ravel() if is_dask_array(X) else X.to_delayed():
+                chunk = block.compute()
+                take = chunk.iloc if hasattr(chunk, "iloc") else chunk
+                for s in range(0, chunk.shape[0], size):
+                    yield take[s : s + size]
+            return
+        if sp.issparse(X):
+            X = X.tocsr()  # COO, DIA, BSR ... cannot be sliced by rows
+        elif not hasattr(X, "shape"):
+            X = np.asarray(X)
+        if getattr(X, "ndim", 2) != 2 or X.shape[0] == 0:
+            yield X  # validation raises the usual error
+            return
+        take = X.iloc if hasattr(X, "iloc") else X
+        for s in range(0, X.shape[0], size):
+            yield take[s : s + size]
+
+    def _check_stream_params(self) -> None:
+        """``partial_fit`` continues a stream: its defining parameters must not change."""
+        start = getattr(self, "stream_params_", None)
+        if start is None:
+            return
+        now = self.get_params(deep=False)
+        changed = [k for k in _STREAM_PARAMS if not _same(start.get(k), now.get(k))]
+        if changed:
+            detail = ", ".join(f"{k}: {start.get(k)!r} -> {now.get(k)!r}" for k in changed)
+            raise ValueError(
+                f"partial_fit: parameter(s) changed since the first batch ({detail}); a "
+                "stream keeps the parameters it started with. Set them back, or call fit() "
+                "to start a new model."
+            )
+
+    def _validate_batch(self, X, first: bool):
+        from .distributed import is_dask_collection
+
+        if is_dask_collection(X):
+            raise ValueError("partial_fit: pass a dask array to partial_fit or fit, not "
+                             "inside a list")
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=first, ensure_min_samples=1)
+
+    def _validate_new(self, X: Any) -> Any:
+        if isinstance(X, RowSource):
+            raise ValueError("IncrementalKernelPCA reads a RowSource in fit and partial_fit; "
+                             "for the other methods pass the rows as an array.")
+        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             reset=False, ensure_min_samples=1)
+
+    def _training_rows(self) -> Any:
+        if getattr(self, "mode_", "exact") == "bounded":
+            return super()._training_rows()
+        return self.X_fit_
+
+    def _make_kernel(self) -> Kernel:
+        kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params,
+                             n_jobs=self.n_jobs)
+        if not getattr(kernel, "requires_vectors", True) or isinstance(kernel, Precomputed):
+            raise ValueError(
+                f"IncrementalKernelPCA needs a vector kernel (every batch is evaluated "
+                f"against the earlier rows); got kernel={self.kernel!r}. Use kpca.KernelPCA."
+            )
+        return kernel
+
+    # ------------------------------------------------------------------ one batch
+    def _partial_fit(self, X) -> None:
+        first = not hasattr(self, "n_samples_seen_")
+        if not first:
+            self._check_stream_params()
+        names = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
+                 if k in self.__dict__}
+        try:
+            Xb = self._validate_batch(X, first)
+        except BaseException:
+            for k in ("n_features_in_", "feature_names_in_"):
+                self.__dict__.pop(k, None)
+            self.__dict__.update(names)
+            raise
+        if sp.issparse(Xb):
+            Xb = Xb.toarray()  # rows are stacked and evaluated dense
+        try:
+            with job_threads(self.n_jobs):
+                state = self._first_state(Xb) if first else self._current_state()
+                fitted = self._update(state, Xb)
+        except BaseException:
+            for k in ("n_features_in_", "feature_names_in_"):
+                self.__dict__.pop(k, None)
+            self.__dict__.update(names)
+            raise
+        # the whole update succeeded: now the model changes (state the new one does not
+        # have -- the exact mode's kernel values after a switch to bounded -- goes)
+        for name in [k for k in self.__dict__ if k.endswith("_") and k not in fitted
+                     and k not in ("n_features_in_", "feature_names_in_")]:
+            del self.__dict__[name]
+        self.__dict__.update(fitted)
+
+    def _first_state(self, Xb) -> dict:
+        rng = check_random_state(self.random_state)
+        kernel = self._make_kernel().resolve(Xb, random_state=rng)
+        g = getattr(kernel, "gamma", None)
+        gamma = float(g) if isinstance(g, Real) else 1.0 / Xb.shape[1]
+        mode = "bounded" if self.mode == "bounded" else "exact"
+        limit = parse_memory(self.memory_limit)
+        budget = default_memory_limit() if limit is None else limit
+        return {
+            "kernel_": kernel, "gamma_": gamma, "mode_": mode, "n_samples_seen_": 0,
+            "memory_budget_": int(budget),
+            "stream_params_": {k: self.get_params(deep=False)[k] for k in _STREAM_PARAMS},
+            "X_fit_": Xb[:0].copy(),
+        }
+
+    def _current_state(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k.endswith("_")}
+
+    def _update(self, state: dict, Xb) -> dict:
+        """The fitted attributes after adding the batch ``Xb`` (nothing is set here)."""
+        state = dict(state)
+        if state["mode_"] == "exact":
+            N = state["n_samples_seen_"] + Xb.shape[0]
+            reason = self._exact_limit(N, state)
+            if reason is None:
+                return self._exact_update(state, Xb)
+            if self.mode == "exact":
+                raise ValueError(
+                    f"mode='exact' cannot keep {N} rows: {reason}. Raise memory_limit / "
+                    "max_rows, or use mode='auto' or 'bounded' (streaming Nyström)."
+                )
+            logger.info("IncrementalKernelPCA: %s; switching to the bounded mode", reason)
+            state = (self._to_bounded(state) if state["n_samples_seen_"]
+                     else {**state, "mode_": "bounded"})
+        return self._bounded_update(state, Xb)
+
+    # ------------------------------------------------------------------ exact mode
+    def _exact_limit(self, N: int, state: dict) -> str | None:
+        """Why ``N`` rows cannot be kept exactly (None: they can)."""
+        if self.max_rows is not None and N > self.max_rows:
+            return f"{N} rows exceed max_rows={self.max_rows}"
+        dtype = state.get("gram_").dtype if state.get("gram_") is not None else np.dtype(
+            np.float64)
+        need = GrowingGram.bytes_for(N, dtype.itemsize)
+        if need > state["memory_budget_"]:
+            return (f"their kernel values need {format_bytes(need)}, above the memory "
+                    f"budget of {format_bytes(state['memory_budget_'])}")
+        return None
+
+    def _storage(self, X, N: int, kernel: Kernel, current) -> np.dtype:
+        """The storage dtype for ``N`` rows (decided once past 4096 rows, then kept)."""
+        if current is not None and (self.precision != "auto" or N > FLOAT64_MAX_ROWS
+                                    and current.n > FLOAT64_MAX_ROWS):
+            return current.dtype
+        return storage_dtype(self.precision, X.dtype, N, lambda: float32_eigen_error(
+            kernel, X, random_state=0))
+
+    def _exact_update(self, state: dict, Xb) -> dict:
+        kernel = state["kernel_"]
+        X_old = state["X_fit_"]
+        n, b = X_old.shape[0], Xb.shape[0]
+        N = n + b
+        X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)]) if n else Xb.copy()
+        gram = state.get("gram_")
+        if gram is None and n:
+            gram = self._rebuild_gram(kernel, X_old)  # after loading a saved model
+        B = np.asarray(kernel.block(Xb, X), dtype=np.float64)
+        if kernel.constant_diag is not None:
+            B[np.arange(b), n + np.arange(b)] = kernel.constant_diag
+        if not np.all(np.isfinite(B)):
+            raise ValueError(
+                "the kernel values of this batch are not finite (overflow): check the kernel "
+                "parameters (degree, gamma, coef0) or scale the data."
+            )
+        dtype = self._storage(X, N, kernel, gram)
+        if gram is None:
+            gram = GrowingGram(dtype, self.n_jobs)
+        else:
+            t_old = gram.shifted_row_sums()
+            gram = _copy_gram(gram)  # the model is unchanged until the update succeeds
+            if gram.dtype != dtype:
+                gram = gram.astype(dtype)
+        k = min(int(self.n_components), N)
+        m = min(int(self.n_components) + guard_vectors(int(self.n_components)), max(N - 1, 0))
+        tol = default_rtol(self.tol, dtype)
+        if n == 0 or m == 0 or state.get("ritz_vectors_") is None:
+            gram.append(B)
+            values, vectors, products, passes, ok = self._batch_solve(gram, m)
+        else:
+            Tb = gram.append(B)
+            V = state["ritz_vectors_"]
+            # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
+            TV = np.empty((N, V.shape[1]))
+            TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
+            TV[n:] = Tb[:, :n] @ V
+            # centred products K~ S = H (T S - t (1^T S) / N) of [V; 0] and [0; I_b]
+            t = gram.shifted_row_sums()
+            TV -= np.outer(t, V.sum(axis=0) / N)
+            TV -= TV.mean(axis=0)[None, :]
+            KE = Tb.T - (t / N)[:, None]
+            KE -= KE.mean(axis=0)[None, :]
+            op = CenteredOperator(gram, gram.centering())
+            res = extend_eigenpairs(op, V, TV, KE, k, m, tol=tol)
+            values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
+                                                     res.n_passes, res.converged)
+        if not ok:
+            warnings.warn(
+                f"IncrementalKernelPCA: the update did not reach the residual target {tol:g} "
+                f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=4)
+        return self._exact_attributes(state, X, gram, kernel, values, vectors, products,
+                                      passes, k)
+
+    def _batch_solve(self, gram: GrowingGram, m: int):
+        """Top ``m`` pairs of the centred matrix from scratch (the first batch)."""
+        N = gram.n
+        if m == 0:
+            return np.zeros(0), np.zeros((N, 0)), np.zeros((N, 0)), 0, True
+        op = CenteredOperator(gram, gram.centering())
+        if N <= 2000:
+            A = op.to_dense().astype(np.float64)
+            w, V = top_eigh(A, m)
+            w, V = w[::-1].copy(), V[:, ::-1].copy()
+            passes = 0
+        else:
+            res = eigsh_top(op, m, solver="krylov", tol=default_rtol(self.tol, gram.dtype),
+                            random_state=0, fallback=False)
+            order = np.argsort(-res.values)
+            w, V = res.values[order], res.vectors[:, order]
+            passes = res.n_iter
+        # every direction orthogonal to the constant vector (the null direction of K~)
+        V = V - V.mean(axis=0)[None, :]
+        V, _ = np.linalg.qr(V)
+        KV = np.asarray(op.matmat(V), dtype=np.float64)
+        A = V.T @ KV
+        w, C = np.linalg.eigh(0.5 * (A + A.T))
+        w, C = w[::-1].copy(), C[:, ::-1].copy()
+        return w, V @ C, KV @ C, passes + 1, True
+
+    def _rebuild_gram(self, kernel: Kernel, X) -> GrowingGram:
+        """The stored kernel values of a loaded model (its one full evaluation)."""
+        dtype = self._storage(X, X.shape[0], kernel, None)
+        gram = GrowingGram(dtype, self.n_jobs)
+        K = np.asarray(kernel.block(X), dtype=np.float64)
+        if kernel.constant_diag is not None:
+            np.fill_diagonal(K, kernel.constant_diag)
+        gram.append(0.5 * (K + K.T))
+        logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", X.shape[0])
+        return gram
+
+    def _exact_attributes(self, state, X, gram, kernel, values, vectors, products, passes,
+                          k) -> dict:
+        N = X.shape[0]
+        dtype = gram.dtype
+        out_dtype = X.dtype
+        res = finalize(EigenResult(values[:k].copy(), vectors[:, :k].copy(), "incremental"),
+                       noise_floor=N * np.finfo(dtype).eps * float(np.max(np.abs(gram.diag_k),
+                                                                           initial=0.0)))
+        w, V = res.values, res.vectors
+        if w.shape[0] < k:  # fewer rows than components: the null direction completes them
+            extra = k - w.shape[0]
+            w = np.concatenate([w, np.zeros(extra)])
+            null = np.zeros((N, extra))
+            null[:, 0] = 1 / np.sqrt(N)
+            V = np.hstack([V, null])
+        diag_k = gram.diag_k
+        trace = float(np.sum(gram.centering().train_diag(gram.diag())))
+        trace = max(trace, 0.0)
+        nz = np.flatnonzero(w)
+        A = np.zeros(V.shape)
+        A[:, nz] = V[:, nz] / np.sqrt(w[nz])
+        raw = V * np.sqrt(w)
+        centering = gram.kernel_centering()
+        space = FittedSubspace.from_dual(
+            kernel, X, A, centering, basis_scores=raw, score_variance=w / N,
+            norm_floor=norm_floor(diag_k, dtype), od_noise=od_noise(diag_k, dtype),
+            rows_dtype=dtype.name,
+        )
+        fitted = dict(state)
+        fitted.update({
+            "X_fit_": X, "gram_": gram, "n_samples_seen_": N, "mode_": "exact",
+            "ritz_values_": values, "ritz_vectors_": vectors, "ritz_products_": products,
+            "eigenvalues_": w.astype(out_dtype), "eigenvectors_": V.astype(out_dtype),
+            "n_components_": k, "n_passes_": int(passes),
+            "explained_variance_": (w / N).astype(out_dtype),
+            "explained_variance_ratio_": (w / trace if trace > 0 else 0 * w).astype(out_dtype),
+            "subspace_": space,
+        })
+        sd, od = space.distances(raw, space.basis_sqnorms(diag_k))
+        fitted.update(self._outlier_attributes(space, sd, od))
+        return fitted
+
+    def _outlier_attributes(self, space, sd, od) -> dict:
+        """What ``_set_outlier_statistics`` sets, computed without touching ``self``."""
+        probe = _Probe(space, self.contamination)
+        BaseKernelPCA._set_outlier_statistics(probe, sd, od)
+        return {k: v for k, v in vars(probe).items() if k.endswith("_")}
+
+    # ------------------------------------------------------------------ bounded mode
+    def _n_landmarks(self) -> int:
+        return int(self.max_rows) if self.max_rows is not None else DEFAULT_LANDMARKS
+
+    def _to_bounded(self, state: dict) -> dict:
+        """From the exact mode's rows to landmarks and feature statistics (exact
+        Nyström statistics of every row kept so far)."""
+        X = state["X_fit_"]
+        kernel = state["kernel_"]
+        L = min(self._n_landmarks(), X.shape[0])
+        rng = check_random_state(self.random_state)
+        idx = np.sort(rng.choice(X.shape[0], size=L, replace=False))
+        Z = X[idx].copy()
+        out = {k: v for k, v in state.items()
+               if k not in ("gram_", "ritz_values_", "ritz_vectors_", "ritz_products_",
+                            "eigenvectors_")}
+        Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
+        shift = Kzz.mean(axis=0)
+        stats = FeatureStats.zeros(L)
+        for s in range(0, X.shape[0], 4096):
+            stats = stats + FeatureStats.of_block(
+                np.asarray(kernel.block(X[s : s + 4096], Z), dtype=np.float64), shift)
+        keep = rng.choice(X.shape[0], size=min(OUTLIER_SAMPLE, X.shape[0]), replace=False)
+        out["outlier_sample_"] = X[np.sort(keep)].copy()
+        out.update({"mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz,
+                    "normalization_": _whiten(Kzz),
+                    "feature_shift_": shift, "feature_total_": stats.total,
+                    "feature_scatter_": stats.scatter, "n_swaps_": 0})
+        return out
+
+    def _bounded_update(self, state: dict, Xb) -> dict:
+        kernel = state["kernel_"]
+        Z = state["X_fit_"]
+        L = self._n_landmarks()
+        b = Xb.shape[0]
+        if Z.shape[0] == 0:  # bounded from the first batch
+            take = min(L, b)
+            rng = check_random_state(self.random_state)
+            Z = Xb[np.sort(rng.choice(b, size=take, replace=False))].copy()
+            Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
+            shift, total, scatter = Kzz.mean(axis=0), np.zeros(take), np.zeros((take, take))
+            W, swaps = _whiten(Kzz), 0
+        else:
+            Z, Kzz, W = state["X_fit_"], state["landmark_kernel_"], state["normalization_"]
+            shift, total, scatter = (state["feature_shift_"], state["feature_total_"],
+                                     state["feature_scatter_"])
+            Z, Kzz, W, shift, total, scatter, swaps = self._swap_landmarks(
+                kernel, Xb, Z, Kzz, W, shift, total, scatter, L)
+        if not np.all(np.isfinite(Kzz)):
+            raise ValueError("the kernel values of this batch are not finite (overflow): check "
+                             "the kernel parameters or scale the data.")
+        F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
+        if not np.all(np.isfinite(F)):
+            raise ValueError("the kernel values of this batch are not finite (overflow): check "
+                             "the kernel parameters or scale the data.")
+        stats = FeatureStats(state["n_samples_seen_"], total, scatter) + FeatureStats.of_block(
+            F, shift)
+        k = min(int(self.n_components), W.shape[1], stats.n)
+        res = feature_solve(stats, shift, W, k)
+        lam, U = res.covariance_eigenvalues[:k], res.components[:, :k]
+        noise = od_noise(np.asarray(kernel.diag(Z), np.float64), np.dtype(np.float64))
+        space = landmark_subspace(kernel, Z, Kzz, W, res.mean, U, lam, noise, np.float64)
+        N = stats.n
+        out_dtype = Xb.dtype
+        fitted = dict(state)
+        fitted.update({
+            "mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz, "normalization_": W,
+            "feature_shift_": shift,
+            "feature_total_": stats.total, "feature_scatter_": stats.scatter,
+            "n_samples_seen_": N, "n_swaps_": int(state.get("n_swaps_", 0)) + swaps,
+            "eigenvalues_": (N * lam).astype(out_dtype), "n_components_": k, "n_passes_": 0,
+            "explained_variance_": lam.astype(out_dtype),
+            "explained_variance_ratio_": (lam / res.trace if res.trace > 0 else 0 * lam
+                                          ).astype(out_dtype),
+            "subspace_": space,
+        })
+        # the outlier cut-offs come from a uniform sample of the whole stream
+        sample = self._reservoir(state.get("outlier_sample_"), state["n_samples_seen_"], Xb)
+        fitted["outlier_sample_"] = sample
+        sd, od = space.distances(*space.raw_projection(sample))
+        fitted.update(self._outlier_attributes(space, sd, od))
+        return fitted
+
+    def _reservoir(self, sample, seen: int, Xb) -> np.ndarray:
+        """A uniform sample of at most :data:`OUTLIER_SAMPLE` rows of the stream
+        (reservoir sampling, Vitter's algorithm R), updated with the batch ``Xb``
+        whose first row is row ``seen`` of the stream."""
+        R = OUTLIER_SAMPLE
+        sample = Xb[:0].copy() if sample is None else sample.copy()
+        free = max(0, min(Xb.shape[0], R - sample.shape[0]))
+        sample = np.concatenate([sample, Xb[:free]])
+        rest = np.arange(free, Xb.shape[0])
+        if rest.size:
+            seed = self.random_state if isinstance(self.random_state, Integral) else 0
+            rng = np.random.default_rng([int(seed), int(seen)])
+            slots = rng.integers(0, seen + rest + 1)
+            for row, slot in zip(rest[slots < R], slots[slots < R], strict=True):
+                sample[slot] = Xb[row]
+        return sample
+
+    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, shift, total, scatter, L):
+        """Grow the landmark set to ``L`` rows, then swap in rows far from its span.
+
+        A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
+        distance to ``span phi(Z)``. Rows with ``r(x)`` above
+        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, largest first: they fill
+        the free places, then each replaces one of the landmarks whose own residual
+        against the others, ``1 / [K^-1]_jj``, is smallest, when ``r(x)`` exceeds
+        it (such a swap enlarges ``det K_ZZ``: the landmarks spread over where the
+        stream now is). At most :data:`MAX_SWAP_FRACTION` of the landmarks move per
+        batch. The statistics of earlier rows get each new coordinate from their
+        Nyström projection, ``k(x, x_i) ~ k(x, Z) K^+ k(Z, x_i)``.
+        """
+        diag = np.asarray(kernel.diag(Xb), dtype=np.float64)
+        F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
+        resid = diag - np.einsum("ij,ij->i", F @ W, F @ W)
+        order = np.argsort(-resid)
+        order = order[resid[order] > SWAP_THRESHOLD * np.maximum(diag[order], 1e-300)]
+        free = max(0, L - Z.shape[0])
+        n_swap = 0
+        drop = np.zeros(0, dtype=int)
+        if order.size > free:
+            # [K^-1]_jj = ||W_j||^2: each landmark's residual against the others
+            red = 1.0 / np.maximum(np.einsum("ij,ij->i", W, W), np.finfo(float).tiny)
+            worst = np.argsort(red)[: max(1, int(np.ceil(MAX_SWAP_FRACTION * L)))]
+            cand = resid[order[free:]]
+            # a margin against churn: on a stationary stream most rows are about as
+            # far from the span as the most redundant landmark is from the others
+            n_swap = int(np.sum(cand[: worst.size] > SWAP_MARGIN * red[worst[: cand.size]]))
+            drop = worst[:n_swap]
+        take = order[: free + n_swap]
+        if take.size == 0:
+            return Z, Kzz, W, shift, total, scatter, 0
+        # duplicates of one another among the candidates add nothing: keep distinct rows
+        Xc = Xb[take]
+        Fc = F[take]
+        A = W @ (W.T @ Fc.T)  # Nyström coefficients of the new coordinates, (m, t)
+        Kcc = _sym(np.asarray(kernel.block(Xc), dtype=np.float64))
+        SA = scatter @ A
+        scatter = np.block([[scatter, SA], [SA.T, A.T @ SA]])
+        total = np.concatenate([total, A.T @ total])
+        shift = np.concatenate([shift, A.T @ shift])
+        Kzz = np.block([[Kzz, Fc.T], [Fc, Kcc]])
+        Z = np.vstack([Z, Xc.astype(Z.dtype)])
+        keep = np.ones(Z.shape[0], dtype=bool)
+        keep[drop] = False
+        Z, Kzz = Z[keep], Kzz[np.ix_(keep, keep)]
+        total, shift, scatter = total[keep], shift[keep], scatter[np.ix_(keep, keep)]
+        return Z, Kzz, _whiten(Kzz), shift, total, scatter, int(n_swap)
+
+    # ------------------------------------------------------------------ sklearn glue
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _Probe:
+    """Stand-in with the attributes ``_set_outlier_statistics`` reads and sets."""
+
+    def __init__(self, space: FittedSubspace, contamination):
+        self.subspace_ = space
+        self.contamination = contamination
+
+    _od_cutoff = BaseKernelPCA._od_cutoff
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Parameter equality that survives a save/load round trip (kernels, arrays and
+    containers compare by value)."""
+    if a is b:
+        return True
+    if isinstance(a, Kernel) and type(a) is type(b):
+        return _same(a.get_params(deep=False), b.get_params(deep=False))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b, strict=True)))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.shape == b.shape and bool(np.array_equal(a, b)))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - exotic objects compare by identity
+        return False
+
+
+def _sym(K: np.ndarray) -> np.ndarray:
+    return 0.5 * (K + K.T)
+
+
+def _whiten(K: np.ndarray) -> np.ndarray:
+    """``K^{-1/2}`` on the eigenvalues above 1e-10 of the largest (m, q)."""
+    s, V = np.linalg.eigh(K)
+    keep = s > 1e-10 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    if not keep.any():
+        keep = s >= s.max()
+        s = np.where(keep, 1.0, s)
+    return V[:, keep] / np.sqrt(s[keep])[None, :]
+
+
+def _copy_gram(gram: GrowingGram) -> GrowingGram:
+    """A new object sharing the stored blocks (they are never written after being
+    added, so a failed update leaves the model's own object untouched)."""
+    out = GrowingGram(gram.dtype, gram.n_jobs)
+    out.blocks = list(gram.blocks)
+    out.shift, out.row_sums, out.diag_k = gram.shift, gram.row_sums, gram.diag_k
+    out.shape = gram.shape
+    return out

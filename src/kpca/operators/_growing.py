@@ -1,0 +1,187 @@
+"""The kernel matrix of a growing set of rows (incremental KPCA).
+
+Rows arrive in batches. Each batch adds one *block row*: its kernel values against
+every row seen so far, itself included (the lower triangle of ``K`` by blocks), so a
+batch of ``b`` rows to an ``n``-row matrix stores only the ``b (n + b)`` new values
+and never moves the old ones. Small batches are merged into the last block row
+while it is short, so a stream of single rows does not become thousands of tiles.
+
+Stored values are *shifted*: ``T_ij = K_ij - a_i - a_j``, with ``a_i`` fixed when
+row ``i`` arrives (its row mean at that time, minus half the grand mean). Centring
+removes any such shift exactly (``H T H = H K H`` for ``H = I - 11^T/n``, whatever
+``a``), and the shifted values are close to the centred ones, so float32 storage
+keeps the accuracy of centred tiles (docs/math.md, "Incremental kernel PCA").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._parallel import run_blocks
+from ._base import KernelOperator
+from ._centering import Centering
+from ._gram import n_threads
+
+#: a block row shorter than this absorbs the next batch instead of starting a new one
+MIN_BLOCK_ROWS = 256
+#: columns of one piece of a block row in a product: the piece is used twice (``T V``
+#: and ``T^T V``) while it is in cache
+PIECE_BYTES = 4 * 2**20
+
+
+class GrowingGram(KernelOperator):
+    """Shifted kernel matrix ``T = K - a 1^T - 1 a^T`` of a growing row set.
+
+    Parameters
+    ----------
+    dtype : float32 or float64
+        Storage precision (products accumulate in float64).
+    n_jobs : int or None
+        Worker threads of a product.
+
+    Attributes
+    ----------
+    shift : ndarray of shape (n,)
+        ``a`` (float64).
+    row_sums : ndarray of shape (n,)
+        ``K 1`` of the unshifted matrix (float64, from the kernel values as
+        evaluated).
+    diag_k : ndarray of shape (n,)
+        ``k(x_i, x_i)`` (float64).
+    """
+
+    def __init__(self, dtype=np.float64, n_jobs: int | None = None):
+        self.dtype = np.dtype(dtype)
+        self.n_jobs = n_jobs
+        self.shape = (0, 0)
+        #: (first row, block) with block of shape (rows, first row + rows)
+        self.blocks: list[tuple[int, np.ndarray]] = []
+        self.shift = np.zeros(0)
+        self.row_sums = np.zeros(0)
+        self.diag_k = np.zeros(0)
+
+    # ------------------------------------------------------------------ growth
+    def append(self, B: np.ndarray) -> np.ndarray:
+        """Add ``b`` rows given their kernel values ``B = k(X_new, X_all)``.
+
+        Parameters
+        ----------
+        B : ndarray of shape (b, n + b)
+            Kernel values of the new rows against all rows, old ones first, the new
+            ones last (float64).
+
+        Returns
+        -------
+        Tb : ndarray of shape (b, n + b)
+            The shifted values of the new rows (float64), ``B - a_new 1^T - 1 a^T``.
+        """
+        n = self.n
+        b, N = B.shape
+        if N != n + b:
+            raise ValueError(f"append: expected {n + b} columns, got {N}")
+        B = np.asarray(B, dtype=np.float64)
+        new_sums = B.sum(axis=1)
+        row_sums = np.concatenate([self.row_sums + B[:, :n].sum(axis=0), new_sums])
+        grand = row_sums.sum() / (N * N)
+        a_new = new_sums / N - grand / 2
+        shift = np.concatenate([self.shift, a_new])
+        Tb = B - a_new[:, None] - shift[None, :]
+        if self.blocks and self.blocks[-1][1].shape[0] < MIN_BLOCK_ROWS:
+            r0, T = self.blocks.pop()
+            merged = np.empty((T.shape[0] + b, N), dtype=self.dtype)
+            merged[: T.shape[0], :n] = T
+            merged[: T.shape[0], n:] = Tb[:, r0:n].T
+            merged[T.shape[0]:] = Tb
+            self.blocks.append((r0, merged))
+        else:
+            self.blocks.append((n, Tb.astype(self.dtype)))
+        self.shift = shift
+        self.row_sums = row_sums
+        self.diag_k = np.concatenate([self.diag_k, np.diagonal(B[:, n:]).copy()])
+        self.shape = (N, N)
+        return Tb
+
+    def astype(self, dtype) -> GrowingGram:
+        """The same matrix stored in ``dtype`` (a new object; used when a stream grows
+        past the rows where float64 storage is the default)."""
+        out = GrowingGram(dtype, self.n_jobs)
+        out.blocks = [(r0, T.astype(dtype)) for r0, T in self.blocks]
+        out.shift, out.row_sums, out.diag_k = self.shift, self.row_sums, self.diag_k
+        out.shape = self.shape
+        return out
+
+    # ------------------------------------------------------------------ statistics
+    def shifted_row_sums(self) -> np.ndarray:
+        """``T 1 = K 1 - n a - (1^T a) 1`` (float64)."""
+        return self.row_sums - self.n * self.shift - self.shift.sum()
+
+    def centering(self) -> Centering:
+        """The centring of ``T`` (which is the centring of ``K``: ``H T H = H K H``)."""
+        t = self.shifted_row_sums() / max(self.n, 1)
+        return Centering(t, float(t.mean()) if t.size else 0.0)
+
+    def kernel_centering(self) -> Centering:
+        """The centring statistics of ``K`` itself (for new rows' kernel values)."""
+        r = self.row_sums / max(self.n, 1)
+        return Centering(r, float(r.mean()) if r.size else 0.0)
+
+    # ------------------------------------------------------------------ operator
+    def diag(self) -> np.ndarray:
+        return (self.diag_k - 2 * self.shift).astype(self.dtype)
+
+    def row_means(self) -> np.ndarray:
+        return self.shifted_row_sums() / max(self.n, 1)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(T.nbytes for _, T in self.blocks)
+
+    @staticmethod
+    def bytes_for(n: int, itemsize: int) -> int:
+        """Bytes of the stored lower block rows of an ``n``-row matrix (about n^2 / 2)."""
+        return (n * (n + 1) // 2 + MIN_BLOCK_ROWS * n) * itemsize
+
+    def _pieces(self) -> list[tuple[int, int, int, int]]:
+        """(block, first column, last column, first row) of every piece."""
+        out = []
+        for i, (r0, T) in enumerate(self.blocks):
+            width = max(256, PIECE_BYTES // max(1, T.shape[0] * T.itemsize))
+            for c0 in range(0, r0, width):
+                out.append((i, c0, min(r0, c0 + width), r0))
+            out.append((i, r0, T.shape[1], r0))  # the diagonal block
+        return out
+
+    def matmat(self, V: np.ndarray) -> np.ndarray:
+        """``T @ V`` (float64 accumulation; returned in float64)."""
+        V = np.asarray(V)
+        vec = V.ndim == 1
+        V = V.reshape(self.n, -1)
+        Vs = np.ascontiguousarray(V, dtype=self.dtype)
+        pieces = self._pieces()
+        workers = min(n_threads(self.n_jobs), len(pieces))
+        groups = [pieces[w::workers] for w in range(workers)]
+
+        def work(group) -> np.ndarray:
+            W = np.zeros((self.n, Vs.shape[1]), dtype=np.float64)
+            for i, c0, c1, r0 in group:
+                T = self.blocks[i][1]
+                r1 = r0 + T.shape[0]
+                P = T[:, c0:c1]
+                W[r0:r1] += P @ Vs[c0:c1]
+                if c1 <= r0:  # below the diagonal: the symmetric part too
+                    W[c0:c1] += P.T @ Vs[r0:r1]
+            return W
+
+        parts = run_blocks(work, groups, workers)
+        out = parts[0]
+        for p in parts[1:]:
+            out += p
+        return out.ravel() if vec else out
+
+    def to_dense(self) -> np.ndarray:
+        A = np.empty(self.shape, dtype=self.dtype)
+        for r0, T in self.blocks:
+            r1 = r0 + T.shape[0]
+            A[r0:r1, :r1] = T
+            A[:r0, r0:r1] = T[:, :r0].T
+        return A

@@ -1,0 +1,220 @@
+"""Bringing top eigenpairs up to date when rows are added (incremental KPCA).
+
+The centred kernel matrix of ``N = n + b`` rows is decomposed starting from the top
+``m`` eigenvectors ``V`` of the previous ``n``-row matrix (docs/math.md,
+"Incremental kernel PCA"):
+
+1. **Rayleigh-Ritz on span{[V; 0], [0; I_b]}**: the old directions, padded with
+   zeros, plus the coordinate vector of every new row. Their products with the new
+   matrix are known without a pass -- ``K [V; 0] = [K_old V; K_bn V]`` from the
+   kept products ``K_old V`` and the new kernel rows, ``K [0; I] = [K_nb; K_bb]``
+   -- so this step costs ``O(N m (m + b))`` and no pass over ``K``. The basis is
+   orthonormal up to centring, so the projected problem is a generalised one with
+   a rank-one metric ``I - s s^T / N`` (``s``: the basis' column sums), solved in
+   closed form.
+2. **Block refinement**: while the residuals ``||K~ y - theta y|| / theta_1`` of the
+   wanted pairs exceed the tolerance, the residual block is added to the basis and
+   one pass computes its product; Rayleigh-Ritz runs on the whole basis (whose
+   products are all known). The residual of a Ritz pair is exact at every step, so
+   the stopping rule is the batch solvers' own.
+
+Nothing is O(n^3): a step is a few products of ``N x (m + b)`` blocks and one
+``(m + b)``-sized symmetric eigenproblem; a refinement pass is one product with
+the stored matrix.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import eigh
+
+from ..operators import KernelOperator
+
+logger = logging.getLogger("kpca")
+
+#: refinement passes before giving up (the caller warns)
+MAX_PASSES = 60
+#: the refinement basis restarts from the Ritz vectors beyond this many blocks
+MAX_BLOCKS = 8
+
+
+@dataclass(frozen=True)
+class UpdatedPairs:
+    """Top Ritz pairs of the grown matrix.
+
+    Attributes
+    ----------
+    values : ndarray of shape (m,)
+        Ritz values, descending.
+    vectors : ndarray of shape (N, m)
+        Orthonormal Ritz vectors, orthogonal to the constant vector.
+    products : ndarray of shape (N, m)
+        ``K~ @ vectors`` (exact up to the storage precision).
+    residuals : ndarray of shape (m,)
+        ``||K~ y - theta y|| / |theta_1|``.
+    n_passes : int
+        Passes over the stored matrix.
+    converged : bool
+        Whether the first ``k`` residuals met the tolerance.
+    """
+
+    values: np.ndarray
+    vectors: np.ndarray
+    products: np.ndarray
+    residuals: np.ndarray
+    n_passes: int
+    converged: bool
+
+
+def _ritz(A: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``m`` eigenpairs of a small symmetric matrix, descending."""
+    A = 0.5 * (A + A.T)
+    q = A.shape[0]
+    m = min(m, q)
+    w, C = eigh(A, subset_by_index=[q - m, q - 1], driver="evr", check_finite=False)
+    return w[::-1].copy(), C[:, ::-1].copy()
+
+
+def _residuals(Y: np.ndarray, KY: np.ndarray, w: np.ndarray) -> np.ndarray:
+    scale = max(float(np.max(np.abs(w), initial=0.0)), np.finfo(np.float64).tiny)
+    return np.linalg.norm(KY - Y * w[None, :], axis=0) / scale
+
+
+def _orthonormal(Z: np.ndarray, floor: float) -> np.ndarray:
+    """Orthonormal basis of the columns of ``Z`` whose singular values exceed ``floor``.
+
+    From the Gram matrix (GEMM speed, unlike a Householder QR of a tall block), done
+    twice: one pass leaves an orthogonality error of ``eps cond(Z)^2``, the second
+    (on a basis whose condition number is then close to 1) removes it.
+    """
+    for f in (floor, 0.5):
+        e, U = np.linalg.eigh(Z.T @ Z)
+        keep = e > f**2
+        Z = Z @ (U[:, keep] / np.sqrt(e[keep])[None, :])
+    return Z
+
+
+def _new_directions(Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Orthonormal directions of ``Z`` orthogonal to ``Q`` and to the constant vector.
+
+    Columns are normalised first, so that a residual already (numerically) in the
+    basis is recognised by its small projected norm and dropped rather than
+    inflated from round-off into a direction that is not orthogonal to ``Q``.
+    """
+    norms = np.linalg.norm(Z, axis=0)
+    Z = Z[:, norms > 0] / norms[norms > 0][None, :]
+    for floor in (1e-6, 0.5):  # the second round only repairs round-off
+        Z = Z - Z.mean(axis=0)[None, :]
+        for _ in range(2):
+            Z -= Q @ (Q.T @ Z)
+        if Z.shape[1] == 0:
+            break
+        Z = _orthonormal(Z, floor)
+    return Z
+
+
+def extend_eigenpairs(
+    op: KernelOperator,
+    V: np.ndarray,
+    KV: np.ndarray,
+    KE: np.ndarray,
+    k: int,
+    m: int,
+    *,
+    tol: float,
+    max_passes: int = MAX_PASSES,
+) -> UpdatedPairs:
+    """Top ``m`` eigenpairs of the grown centred matrix ``op`` (see the module text).
+
+    Parameters
+    ----------
+    op : KernelOperator
+        The centred kernel matrix of all ``N`` rows (``op @ 1 = 0``).
+    V : ndarray of shape (n, q)
+        Orthonormal start directions on the old rows, orthogonal to the constant
+        vector (the previous Ritz vectors).
+    KV : ndarray of shape (N, q)
+        ``op @ [V; 0]``.
+    KE : ndarray of shape (N, b)
+        ``op @ [0; I_b]``: the centred kernel columns of the ``b = N - n`` new rows.
+    k : int
+        Pairs whose residuals must meet ``tol``.
+    m : int
+        Pairs returned (``k`` plus guard directions that speed up the next update).
+    tol : float
+        Residual target relative to the largest Ritz value.
+    max_passes : int
+        Refinement passes at most.
+    """
+    n, q = V.shape
+    N = KV.shape[0]
+    b = N - n
+    # the new rows' part of the wanted eigenvectors is, to first order,
+    # K~_bn V c / mu (and K~_bb times that to second): a batch larger than that
+    # Krylov space enters through it, not through all of its b coordinates
+    if q and b > 2 * q:
+        G = KE[:n].T @ V  # K~_bn V, (b, q)
+        U = _orthonormal(np.hstack([G, KE[n:] @ G]), 1e-10 * max(1.0, float(
+            np.abs(G).max(initial=0.0))))
+        KU = KE @ U
+    else:
+        U, KU = np.eye(b), KE
+    r = U.shape[1]
+    # step 1: generalised Rayleigh-Ritz on S = [[V, 0], [0, U]] with the metric
+    # S^T H S = I - s s^T / N (s = S^T 1)
+    A = np.empty((q + r, q + r))
+    A[:q, :q] = V.T @ KV[:n]
+    A[:q, q:] = V.T @ KU[:n]
+    A[q:, :q] = U.T @ KV[n:]
+    A[q:, q:] = U.T @ KU[n:]
+    s = np.concatenate([V.sum(axis=0), U.sum(axis=0)])
+    beta = float(s @ s) / N
+    # M^{-1/2} = I + c u u^T for M = I - beta u u^T (u = s / ||s||)
+    if beta > 0:
+        u = s / np.sqrt(s @ s)
+        c = 1.0 / np.sqrt(max(1.0 - beta, np.finfo(np.float64).eps)) - 1.0
+        Au = A @ u
+        uAu = float(u @ Au)
+        # (I + c uu^T) A (I + c uu^T)
+        A = A + c * (np.outer(Au, u) + np.outer(u, Au)) + (c * c * uAu) * np.outer(u, u)
+    else:
+        u, c = np.zeros(q + r), 0.0
+    w, C = _ritz(A, min(m, q + r))
+    C = C + c * np.outer(u, u @ C)  # back to coefficients of S
+    Y = np.empty((N, C.shape[1]))
+    Y[:n] = V @ C[:q]
+    Y[n:] = U @ C[q:]
+    Y -= Y.mean(axis=0)[None, :]  # H S C: orthonormal by construction
+    KY = KV @ C[:q] + KU @ C[q:]
+    res = _residuals(Y, KY, w)
+    logger.debug("incremental update: first residual %.1e", float(res[:k].max(initial=0.0)))
+    passes = 0
+    Q, KQ = Y, KY
+    kk = min(k, w.shape[0])
+    while res[:kk].max(initial=0.0) > tol and passes < max_passes:
+        # step 2: add the residual block (orthogonal to the basis and to 1), one pass
+        # only the wanted pairs that have not converged: a narrower block makes a
+        # cheaper pass (measured at n = 10,500, float32: 35 ms for 16 columns, 55 ms
+        # for 30)
+        todo = np.flatnonzero(res[:kk] > tol)
+        Z = _new_directions(KY[:, todo] - Y[:, todo] * w[None, todo], Q)
+        if Z.shape[1] == 0:
+            break
+        KZ = np.asarray(op.matmat(Z), dtype=np.float64)
+        passes += 1
+        Q = np.hstack([Q, Z])
+        KQ = np.hstack([KQ, KZ])
+        w, C = _ritz(Q.T @ KQ, m)
+        Y, KY = Q @ C, KQ @ C
+        res = _residuals(Y, KY, w)
+        logger.debug("incremental update: pass %d residual %.1e", passes,
+                     float(res[:k].max(initial=0.0)))
+        if Q.shape[1] > (MAX_BLOCKS + 1) * max(m, 1):
+            Q, KQ = Y, KY  # thick restart from the Ritz vectors
+    converged = bool(res[:kk].max(initial=0.0) <= tol)
+    logger.debug("incremental update: %d rows added, %d passes, residual %.1e",
+                 b, passes, float(res[:kk].max(initial=0.0)))
+    return UpdatedPairs(w, Y, KY, res, passes, converged)

@@ -1,0 +1,253 @@
+"""GrowingGram: the shifted kernel matrix of a growing row set (incremental KPCA).
+
+Every check is against the dense NumPy kernel matrix ``K`` of all rows appended so
+far: the stored matrix is ``T = K - a 1^T - 1 a^T`` for the operator's own shift
+``a``, its products, row sums and centring are those of ``T`` / ``K``, whatever the
+sizes of the batches (including batches of one row merged into the last block row)
+and the storage precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+import kpca.operators._growing as growing
+from kpca.operators import CenteredOperator, GrowingGram
+
+GAMMA = 0.3
+#: storage precision -> relative tolerance of values and products
+TOL = {np.float64: 1e-12, np.float32: 1e-5}
+
+
+def _rows(n, d=3, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def _grow(X, sizes, dtype=np.float64):
+    """A GrowingGram fed the rows of X in batches of ``sizes``; also every Tb returned."""
+    gram = GrowingGram(dtype)
+    returned = []
+    n = 0
+    for b in sizes:
+        Xall = X[: n + b]
+        B = rbf_kernel(X[n : n + b], Xall, gamma=GAMMA)
+        returned.append(gram.append(B))
+        n += b
+    assert n == X.shape[0]
+    return gram, returned
+
+
+def _H(n):
+    return np.eye(n) - np.ones((n, n)) / n
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+#: batch sizes: single rows merged into a short last block row, a block row longer than
+#: MIN_BLOCK_ROWS (256) followed by a new one, ragged sizes
+SIZES = {
+    "singles-then-big": [1, 1, 3, 1, 260, 1, 2, 7],
+    "one-batch": [40],
+    "ragged": [5, 1, 1, 12, 1, 9, 30, 1],
+}
+
+
+@pytest.fixture(params=["default-blocks", "tiny-blocks"])
+def block_rows(request, monkeypatch):
+    """Natural block sizes, and MIN_BLOCK_ROWS=4 / tiny pieces (many block rows and
+    several pieces per block row, on few rows)."""
+    if request.param == "tiny-blocks":
+        monkeypatch.setattr(growing, "MIN_BLOCK_ROWS", 4)
+        monkeypatch.setattr(growing, "PIECE_BYTES", 64)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES.values()), ids=list(SIZES))
+def test_stored_matrix_is_the_shifted_kernel_matrix(sizes, dtype, block_rows):
+    X = _rows(sum(sizes))
+    K = rbf_kernel(X, gamma=GAMMA)
+    gram, _ = _grow(X, sizes, dtype)
+    n = X.shape[0]
+    assert gram.shape == (n, n) and gram.n == n
+    a = gram.shift
+    T = K - a[:, None] - a[None, :]
+    dense = gram.to_dense()
+    assert dense.dtype == np.dtype(dtype)
+    assert _rel(dense, T) <= TOL[dtype]
+    np.testing.assert_allclose(dense, dense.T, rtol=0, atol=1e-15 if dtype is np.float64 else 0)
+    # the bookkeeping: K 1, k(x, x), T 1 and the diagonal of T
+    np.testing.assert_allclose(gram.row_sums, K.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(gram.diag_k, np.diag(K), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(gram.shifted_row_sums(), T.sum(axis=1), rtol=0,
+                               atol=1e-10 * np.abs(K).sum(axis=1).max())
+    np.testing.assert_allclose(gram.row_means(), T.mean(axis=1), rtol=0, atol=1e-12 * n)
+    np.testing.assert_allclose(gram.diag(), np.diag(T), rtol=TOL[dtype], atol=TOL[dtype])
+    if block_rows == "tiny-blocks" and len(sizes) > 1:
+        assert len(gram.blocks) > 1
+    assert gram.nbytes == sum(T_.nbytes for _, T_ in gram.blocks)
+
+
+def test_shift_is_each_rows_mean_at_arrival_minus_half_the_grand_mean():
+    sizes = [3, 1, 6, 2]
+    X = _rows(sum(sizes))
+    gram, _ = _grow(X, sizes)
+    n = 0
+    for b in sizes:
+        N = n + b
+        K = rbf_kernel(X[:N], gamma=GAMMA)
+        expected = K[n:N].sum(axis=1) / N - K.sum() / (N * N) / 2
+        np.testing.assert_allclose(gram.shift[n:N], expected, rtol=1e-13, atol=1e-15)
+        n = N
+
+
+def test_append_returns_the_new_shifted_rows():
+    sizes = [4, 1, 7]
+    X = _rows(sum(sizes))
+    gram, returned = _grow(X, sizes)
+    K = rbf_kernel(X, gamma=GAMMA)
+    T = K - gram.shift[:, None] - gram.shift[None, :]
+    n = 0
+    for b, Tb in zip(sizes, returned, strict=True):
+        assert Tb.shape == (b, n + b) and Tb.dtype == np.float64
+        np.testing.assert_allclose(Tb, T[n : n + b, : n + b], rtol=0, atol=1e-14)
+        n += b
+
+
+def test_single_rows_are_merged_into_the_last_short_block_row():
+    X = _rows(10)
+    gram, _ = _grow(X, [1] * 10)
+    assert len(gram.blocks) == 1  # 10 < MIN_BLOCK_ROWS rows: one block row
+    r0, T = gram.blocks[0]
+    assert r0 == 0 and T.shape == (10, 10)
+    # a block row of MIN_BLOCK_ROWS rows or more is closed: the next batch starts one
+    X = _rows(growing.MIN_BLOCK_ROWS + 2)
+    gram, _ = _grow(X, [growing.MIN_BLOCK_ROWS, 1, 1])
+    assert [(r0, T.shape[0]) for r0, T in gram.blocks] == [(0, growing.MIN_BLOCK_ROWS),
+                                                           (growing.MIN_BLOCK_ROWS, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES.values()), ids=list(SIZES))
+def test_matmat_equals_the_dense_product(sizes, dtype, block_rows):
+    X = _rows(sum(sizes))
+    K = rbf_kernel(X, gamma=GAMMA)
+    gram, _ = _grow(X, sizes, dtype)
+    T = K - gram.shift[:, None] - gram.shift[None, :]
+    n = X.shape[0]
+    rng = np.random.default_rng(1)
+    V = rng.normal(size=(n, 5))
+    got = gram.matmat(V)
+    assert got.dtype == np.float64 and got.shape == (n, 5)
+    # float32 storage: the values are rounded once, the products accumulate in float64
+    scale = np.abs(T).sum(axis=1).max() * np.abs(V).max()
+    np.testing.assert_allclose(got, T @ V, rtol=0, atol=TOL[dtype] * scale)
+    v = V[:, 0]
+    gv = gram.matvec(v)
+    assert gv.shape == (n,)
+    np.testing.assert_allclose(gv, T @ v, rtol=0, atol=TOL[dtype] * scale)
+    # a 1-D argument of matmat gives a 1-D result
+    np.testing.assert_allclose(gram.matmat(v), T @ v, rtol=0, atol=TOL[dtype] * scale)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_matmat_does_not_depend_on_the_threads(n_jobs, monkeypatch):
+    monkeypatch.setattr(growing, "MIN_BLOCK_ROWS", 4)
+    monkeypatch.setattr(growing, "PIECE_BYTES", 64)
+    sizes = [5, 1, 7, 3, 9]
+    X = _rows(sum(sizes))
+    gram, _ = _grow(X, sizes)
+    gram.n_jobs = n_jobs
+    T = gram.to_dense()
+    V = np.random.default_rng(2).normal(size=(X.shape[0], 3))
+    np.testing.assert_allclose(gram.matmat(V), T @ V, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES.values()), ids=list(SIZES))
+def test_centering_of_the_shifted_matrix_is_the_centred_kernel_matrix(sizes, dtype):
+    X = _rows(sum(sizes))
+    n = X.shape[0]
+    K = rbf_kernel(X, gamma=GAMMA)
+    Kc = _H(n) @ K @ _H(n)
+    gram, _ = _grow(X, sizes, dtype)
+    op = CenteredOperator(gram, gram.centering())
+    tol = TOL[dtype] * np.abs(K).max()
+    np.testing.assert_allclose(op.to_dense(), Kc, rtol=0, atol=10 * tol)
+    V = np.random.default_rng(3).normal(size=(n, 4))
+    np.testing.assert_allclose(op.matmat(V), Kc @ V, rtol=0,
+                               atol=10 * tol * np.abs(V).sum(axis=0).max())
+    # the diagonal of the centred matrix from k(x, x) and the centring statistics
+    np.testing.assert_allclose(gram.centering().train_diag(gram.diag()), np.diag(Kc),
+                               rtol=0, atol=10 * tol)
+    # H T H = H K H: centring removes any shift exactly (in exact arithmetic)
+    T = K - gram.shift[:, None] - gram.shift[None, :]
+    np.testing.assert_allclose(_H(n) @ T @ _H(n), Kc, rtol=0, atol=1e-12)
+
+
+def test_kernel_centering_holds_the_statistics_of_k_itself():
+    sizes = [6, 1, 13]
+    X = _rows(sum(sizes))
+    K = rbf_kernel(X, gamma=GAMMA)
+    gram, _ = _grow(X, sizes)
+    c = gram.kernel_centering()
+    np.testing.assert_allclose(c.row_means, K.mean(axis=1), rtol=1e-13)
+    assert c.grand_mean == pytest.approx(K.mean(), rel=1e-13)
+
+
+@pytest.mark.parametrize(("src", "dst"), [(np.float64, np.float32), (np.float32, np.float64),
+                                          (np.float64, np.float64)])
+def test_astype_preserves_the_values(src, dst):
+    sizes = [7, 1, 1, 20]
+    X = _rows(sum(sizes))
+    gram, _ = _grow(X, sizes, src)
+    other = gram.astype(dst)
+    assert other is not gram and other.dtype == np.dtype(dst)
+    assert other.shape == gram.shape
+    assert all(T.dtype == np.dtype(dst) for _, T in other.blocks)
+    tol = TOL[np.float32] if np.float32 in (src, dst) else 0.0
+    np.testing.assert_allclose(other.to_dense(), gram.to_dense().astype(dst), rtol=tol, atol=0)
+    np.testing.assert_array_equal(other.shift, gram.shift)
+    np.testing.assert_array_equal(other.row_sums, gram.row_sums)
+    np.testing.assert_array_equal(other.diag_k, gram.diag_k)
+    # the original is untouched, and the copy keeps growing correctly
+    assert gram.dtype == np.dtype(src)
+    Xn = np.vstack([X, _rows(3, seed=5)])
+    other.append(rbf_kernel(Xn[-3:], Xn, gamma=GAMMA))
+    assert gram.shape == (X.shape[0],) * 2
+    K = rbf_kernel(Xn, gamma=GAMMA)
+    T = K - other.shift[:, None] - other.shift[None, :]
+    assert _rel(other.to_dense(), T) <= TOL[dst if dst is np.float32 else src]
+
+
+@pytest.mark.parametrize("cols", [0, 2, 5, 7])  # 4 rows seen: a batch of 2 needs 6 columns
+def test_append_with_the_wrong_number_of_columns_raises(cols):
+    X = _rows(4)
+    gram, _ = _grow(X, [4])
+    before = gram.to_dense().copy()
+    with pytest.raises(ValueError, match=rf"expected 6 columns, got {cols}"):
+        gram.append(np.ones((2, cols)))
+    # the matrix is unchanged
+    assert gram.shape == (4, 4)
+    np.testing.assert_array_equal(gram.to_dense(), before)
+
+
+def test_empty_operator():
+    gram = GrowingGram()
+    assert gram.shape == (0, 0) and gram.nbytes == 0
+    assert gram.to_dense().shape == (0, 0)
+    assert gram.centering().row_means.shape == (0,)
+
+
+def test_bytes_for_bounds_the_storage():
+    # stored lower block rows take about n^2 / 2 values, never more than bytes_for says
+    for sizes in SIZES.values():
+        for dtype in (np.float64, np.float32):
+            X = _rows(sum(sizes))
+            gram, _ = _grow(X, sizes, dtype)
+            n = X.shape[0]
+            assert gram.nbytes <= GrowingGram.bytes_for(n, np.dtype(dtype).itemsize)
