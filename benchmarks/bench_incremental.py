@@ -24,7 +24,8 @@ eigensolver). gamma = 1 / (d Var X) of the first batch.
 
 Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--batch 500] [--at 10000] [--repeats 5] [--landmarks 1000 2000]
-       [--stream-rows 1000000] [--skip-refit-all] [--skip-memory]
+       [--stream-rows 1000000] [--skip-refit-all] [--sklearn] [--skip-exact]
+       [--skip-bounded] [--skip-memory]
 """
 
 from __future__ import annotations
@@ -111,6 +112,13 @@ def exact_part(X: np.ndarray, gamma: float, a) -> None:
         _, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X[: a.at + b])
         refs.append(dr)
     u, r = float(np.median(ups)), float(np.median(refs))
+    if a.sklearn:  # scikit-learn's refit, once (its fastest solver for k = 10: arpack)
+        from sklearn.decomposition import KernelPCA as SkKernelPCA
+
+        _, ds = timed(SkKernelPCA(K, kernel="rbf", gamma=gamma, eigen_solver="arpack",
+                                  random_state=0).fit, X[: a.at + b])
+        print(f"\nscikit-learn KernelPCA(eigen_solver='arpack') refit on {a.at + b} rows: "
+              f"{ds:.2f} s ({ds / u:.0f}x the update)")
     print(f"\none update of {b} rows at {a.at} rows seen (median of {a.repeats}): "
           f"{u * 1e3:.0f} ms (passes {passes}); refit of KernelPCA on {a.at + b} rows: "
           f"{r * 1e3:.0f} ms; **speed-up {r / u:.1f}x** (runs: updates "
@@ -171,6 +179,8 @@ def main() -> None:
     p.add_argument("--stream-batch", type=int, default=5000)
     p.add_argument("--skip-refit-all", action="store_true",
                    help="refit only at the checkpoints (not after every batch)")
+    p.add_argument("--sklearn", action="store_true",
+                   help="also time one scikit-learn KernelPCA refit at --at rows")
     p.add_argument("--skip-exact", action="store_true")
     p.add_argument("--skip-bounded", action="store_true")
     p.add_argument("--skip-memory", action="store_true")

@@ -47,6 +47,7 @@ from .operators import (
     FLOAT64_MAX_ROWS,
     CenteredOperator,
     GrowingGram,
+    NewColumns,
     float32_eigen_error,
     storage_dtype,
 )
@@ -424,7 +425,9 @@ n_features)
         gram = state.get("gram_")
         if gram is None and n:
             gram = self._rebuild_gram(kernel, X_old)  # after loading a saved model
-        B = np.asarray(kernel.block(Xb, X), dtype=np.float64)
+        dtype = self._storage(X, N, kernel, gram)
+        # the new kernel values, evaluated in the storage precision (as a batch fit's)
+        B = np.asarray(kernel.block_prepared(Xb, kernel.prepare(X, dtype)), dtype=dtype)
         if kernel.constant_diag is not None:
             B[np.arange(b), n + np.arange(b)] = kernel.constant_diag
         if not np.all(np.isfinite(B)):
@@ -432,7 +435,6 @@ n_features)
                 "the kernel values of this batch are not finite (overflow): check the kernel "
                 "parameters (degree, gamma, coef0) or scale the data."
             )
-        dtype = self._storage(X, N, kernel, gram)
         if gram is None:
             gram = GrowingGram(dtype, self.n_jobs)
         else:
@@ -452,15 +454,13 @@ n_features)
             # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
             TV = np.empty((N, V.shape[1]))
             TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
-            TV[n:] = Tb[:, :n] @ V
-            # centred products K~ S = H (T S - t (1^T S) / N) of [V; 0] and [0; I_b]
+            TV[n:] = Tb[:, :n] @ V.astype(Tb.dtype)
+            # centred products K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
             t = gram.shifted_row_sums()
             TV -= np.outer(t, V.sum(axis=0) / N)
             TV -= TV.mean(axis=0)[None, :]
-            KE = Tb.T - (t / N)[:, None]
-            KE -= KE.mean(axis=0)[None, :]
             op = CenteredOperator(gram, gram.centering())
-            res = extend_eigenpairs(op, V, TV, KE, k, m, tol=tol)
+            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol)
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
                                                      res.n_passes, res.converged)
         if not ok:

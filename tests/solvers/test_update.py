@@ -2,7 +2,8 @@
 
 Reference: ``numpy.linalg.eigh`` of the dense centred matrix ``H K H`` of all rows.
 The start is built by hand: ``V`` = top eigenvectors of the old rows' centred
-matrix, ``KV`` and ``KE`` = the new centred matrix times ``[V; 0]`` and ``[0; I_b]``.
+matrix, ``KV`` and ``KE`` = the new centred matrix times ``[V; 0]`` and ``[0; I_b]`` (the
+latter as a :class:`kpca.operators.NewColumns`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel, rbf_kernel
 
-from kpca.operators import CenteredOperator, GrowingGram, KernelOperator
+from kpca.operators import CenteredOperator, GrowingGram, KernelOperator, NewColumns
 from kpca.solvers import UpdatedPairs, extend_eigenpairs
 
 
@@ -65,9 +66,10 @@ def _problem(kernel, n, b, q, seed=0):
 
 
 def _start_products(Kc, V):
-    """``Kc @ [V; 0]`` and ``Kc @ [0; I_b]``."""
+    """``Kc @ [V; 0]``, and ``Kc @ [0; I_b]`` as the solver takes it (the new rows of
+    the centred matrix itself: its row sums are 0)."""
     n = V.shape[0]
-    return Kc[:, :n] @ V, Kc[:, n:].copy()
+    return Kc[:, :n] @ V, NewColumns(Kc[n:, :].copy(), np.zeros(Kc.shape[0]))
 
 
 def _check(res: UpdatedPairs, op, Kc, w_ref, U_ref, k, m, tol):

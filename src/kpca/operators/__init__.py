@@ -11,7 +11,7 @@ from ._gram import (
     n_threads,
     storage_dtype,
 )
-from ._growing import GrowingGram
+from ._growing import GrowingGram, NewColumns
 from ._tiled import TiledKernelOperator
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Centering",
     "DenseOperator",
     "GrowingGram",
+    "NewColumns",
     "KernelOperator",
     "TiledKernelOperator",
     "center",

@@ -26,7 +26,7 @@ from ._gram import n_threads
 MIN_BLOCK_ROWS = 256
 #: columns of one piece of a block row in a product: the piece is used twice (``T V``
 #: and ``T^T V``) while it is in cache
-PIECE_BYTES = 4 * 2**20
+PIECE_BYTES = 2 * 2**20
 
 
 class GrowingGram(KernelOperator):
@@ -68,24 +68,34 @@ class GrowingGram(KernelOperator):
         ----------
         B : ndarray of shape (b, n + b)
             Kernel values of the new rows against all rows, old ones first, the new
-            ones last (float64).
+            ones last. Overwritten: it becomes the shifted block (in the storage
+            dtype when it is given in it, which saves a copy).
 
         Returns
         -------
         Tb : ndarray of shape (b, n + b)
-            The shifted values of the new rows (float64), ``B - a_new 1^T - 1 a^T``.
+            The shifted values of the new rows, ``B - a_new 1^T - 1 a^T``, as stored.
         """
         n = self.n
         b, N = B.shape
         if N != n + b:
             raise ValueError(f"append: expected {n + b} columns, got {N}")
-        B = np.asarray(B, dtype=np.float64)
-        new_sums = B.sum(axis=1)
-        row_sums = np.concatenate([self.row_sums + B[:, :n].sum(axis=0), new_sums])
+        if B.dtype != self.dtype:
+            B = B.astype(self.dtype)
+        new_sums = B.sum(axis=1, dtype=np.float64)
+        row_sums = np.concatenate([self.row_sums + B[:, :n].sum(axis=0, dtype=np.float64),
+                                   new_sums])
         grand = row_sums.sum() / (N * N)
         a_new = new_sums / N - grand / 2
         shift = np.concatenate([self.shift, a_new])
-        Tb = B - a_new[:, None] - shift[None, :]
+        diag = np.diagonal(B[:, n:]).astype(np.float64)
+        B -= a_new.astype(self.dtype)[:, None]
+        B -= shift.astype(self.dtype)[None, :]
+        # the new rows' own block: exactly symmetric, whatever the rounding order
+        D = B[:, n:]
+        D += D.T.copy()
+        D *= 0.5
+        Tb = B
         if self.blocks and self.blocks[-1][1].shape[0] < MIN_BLOCK_ROWS:
             r0, T = self.blocks.pop()
             merged = np.empty((T.shape[0] + b, N), dtype=self.dtype)
@@ -94,10 +104,10 @@ class GrowingGram(KernelOperator):
             merged[T.shape[0]:] = Tb
             self.blocks.append((r0, merged))
         else:
-            self.blocks.append((n, Tb.astype(self.dtype)))
+            self.blocks.append((n, Tb))
         self.shift = shift
         self.row_sums = row_sums
-        self.diag_k = np.concatenate([self.diag_k, np.diagonal(B[:, n:]).copy()])
+        self.diag_k = np.concatenate([self.diag_k, diag])
         self.shape = (N, N)
         return Tb
 
@@ -185,3 +195,51 @@ class GrowingGram(KernelOperator):
             A[r0:r1, :r1] = T
             A[:r0, r0:r1] = T[:, :r0].T
         return A
+
+
+class NewColumns:
+    """The centred kernel columns of the rows a batch added, ``E = K~[:, new]``.
+
+    ``E = H (T_b^T - t 1^T / N)`` (N x b), from the batch's shifted rows ``T_b``
+    (b x N) and the row sums ``t = T 1`` of the grown matrix, never formed: the
+    update needs only its products (docs/math.md, "Incremental kernel PCA").
+
+    Parameters
+    ----------
+    Tb : ndarray of shape (b, N)
+        The new rows as :meth:`GrowingGram.append` returned them.
+    t : ndarray of shape (N,)
+        :meth:`GrowingGram.shifted_row_sums` after the append.
+    """
+
+    def __init__(self, Tb: np.ndarray, t: np.ndarray):
+        self.Tb = Tb
+        self.t = np.asarray(t, dtype=np.float64)
+        self.b, self.N = Tb.shape
+        self.n = self.N - self.b
+        # column means of T_b^T - t 1^T / N (the part H removes)
+        self._col_means = Tb.mean(axis=1, dtype=np.float64) - self.t.mean() / self.N
+
+    def _cast(self, A: np.ndarray) -> np.ndarray:
+        return np.asarray(A, dtype=self.Tb.dtype)
+
+    def matmat(self, U: np.ndarray) -> np.ndarray:
+        """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64."""
+        Y = (self.Tb.T @ self._cast(U)).astype(np.float64)
+        Y -= np.outer(self.t / self.N, U.sum(axis=0))
+        Y -= (self._col_means @ U)[None, :]
+        return Y
+
+    def rmatmat_old(self, V: np.ndarray) -> np.ndarray:
+        """``E^T [V; 0]`` for ``V`` of shape (n, q) orthogonal to the constant vector
+        (``H [V; 0] = [V; 0]``): shape (b, q), float64."""
+        out = (self.Tb[:, : self.n] @ self._cast(V)).astype(np.float64)
+        out -= (self.t[: self.n] @ V)[None, :] / self.N
+        return out
+
+    def new_block(self) -> np.ndarray:
+        """``E[n:]``, the (b, b) block among the new rows (float64)."""
+        E = self.Tb[:, self.n:].T.astype(np.float64)
+        E -= (self.t[self.n:] / self.N)[:, None]
+        E -= self._col_means[None, :]
+        return E
