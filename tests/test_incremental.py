@@ -549,7 +549,7 @@ def test_exact_mode_refuses_more_rows_than_max_rows():
 def test_exact_mode_refuses_more_rows_than_the_memory_limit():
     X = _data(60, seed=34)
     model = IncrementalKernelPCA(n_components=3, gamma=0.2, mode="exact",
-                                 memory_limit=_gram_bytes(40))
+                                 memory_limit=_gram_bytes(40, 20))
     stream(model, X[:40], [20, 20])
     before = _snapshot(model)
     with pytest.raises(ValueError, match="memory"):
@@ -557,10 +557,10 @@ def test_exact_mode_refuses_more_rows_than_the_memory_limit():
     _assert_unchanged(model, before)
 
 
-def _gram_bytes(n):
+def _gram_bytes(n, batch=0):
     from kpca.operators import GrowingGram
 
-    return GrowingGram.bytes_for(n, 8)
+    return GrowingGram.bytes_for(n, 8, batch)
 
 
 def test_failed_fit_restores_the_previous_model():
@@ -787,3 +787,88 @@ def test_docstring_example():
         model = model.partial_fit(batch)
     assert model.n_samples_seen_ == 300
     assert model.transform(X[:2]).shape == (2, 3)
+
+
+# ----------------------------------------------------------------------------- review
+# regressions of the review of the first version (each failed then)
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
+def test_a_batch_with_structure_the_old_directions_do_not_see():
+    """A batch of two tight clusters far from every old row: their eigenpairs are
+    invisible to K~_bn V; the random sketch of the batch's own block finds them."""
+    rng = np.random.default_rng(0)
+    old = rng.standard_normal((40, 2))
+    new = np.vstack([np.tile([20.0, 0.0], (15, 1)), np.tile([-20.0, 5.0], (15, 1))])
+    model = IncrementalKernelPCA(2, gamma=0.5).partial_fit(old).partial_fit(new)
+    ref = KernelPCA(2, kernel="rbf", gamma=0.5, eigen_solver="dense").fit(np.vstack([old, new]))
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+
+
+def test_kernel_values_near_the_float64_range():
+    """A polynomial of degree 150 (values ~1e175): batch KPCA works, so must updates."""
+    X = np.random.default_rng(1).normal(size=(60, 3))
+    params = dict(kernel="poly", degree=150, gamma=1.0, coef0=1.0)
+    model = IncrementalKernelPCA(2, batch_size=30, **params).fit(X)
+    ref = KernelPCA(2, eigen_solver="dense", **params).fit(X)
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+
+
+def test_bounded_landmarks_are_distinct_rows():
+    rng = np.random.default_rng(2)
+    model = IncrementalKernelPCA(3, gamma=0.5, mode="bounded", max_rows=20)
+    model.partial_fit(rng.normal(size=(10, 2)))
+    model.partial_fit(np.vstack([np.tile([9.0, 9.0], (8, 1)), rng.normal(size=(5, 2))]))
+    Z = model.X_fit_
+    assert len(np.unique(Z.round(12), axis=0)) == Z.shape[0]
+    assert model.normalization_.shape[1] == Z.shape[0]  # K_ZZ has full rank
+
+
+def test_raising_the_limits_lets_the_exact_stream_go_on():
+    X = _data(60, seed=3)
+    model = IncrementalKernelPCA(3, gamma=0.2, mode="exact", max_rows=40).fit(X[:40])
+    with pytest.raises(ValueError, match="max_rows"):
+        model.partial_fit(X[40:])
+    model.set_params(max_rows=100).partial_fit(X[40:])  # max_rows may change in exact mode
+    model = IncrementalKernelPCA(3, gamma=0.2, mode="exact", batch_size=20,
+                                 memory_limit=_gram_bytes(40, 20)).fit(X[:40])
+    with pytest.raises(ValueError, match="memory_limit"):
+        model.partial_fit(X[40:])
+    model.set_params(memory_limit="1GB").partial_fit(X[40:])
+    ref = KernelPCA(3, kernel="rbf", gamma=0.2, eigen_solver="dense").fit(X)
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+
+
+def test_the_number_of_components_does_not_change_at_the_switch():
+    X = np.random.default_rng(4).normal(size=(100, 2))
+    model = IncrementalKernelPCA(5, kernel="linear", max_rows=50, batch_size=20)
+    widths = []
+    for s in range(0, 100, 20):
+        model.partial_fit(X[s : s + 20])
+        widths.append((model.mode_, model.transform(X[:3]).shape[1]))
+    assert {w for _, w in widths} == {5}
+    assert widths[0][0] == "exact" and widths[-1][0] == "bounded"
+
+
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_constant_rows_converge_without_a_warning(kernel):
+    model = IncrementalKernelPCA(3, kernel=kernel, batch_size=10).fit(np.ones((40, 3)))
+    np.testing.assert_array_equal(model.eigenvalues_, 0.0)
+
+
+def test_a_first_batch_larger_than_max_rows_starts_bounded():
+    X = _data(300, seed=5)
+    model = IncrementalKernelPCA(3, gamma=0.2, max_rows=100).partial_fit(X)
+    assert model.mode_ == "bounded" and model.X_fit_.shape[0] <= 100
+    assert model.transform(X[:4]).shape == (4, 3)
+
+
+def test_an_empty_stream_is_an_error():
+    with pytest.raises(ValueError, match="0 sample"):
+        IncrementalKernelPCA(2).fit(np.zeros((0, 3)))
+
+
+def test_random_features_on_constant_rows():
+    """The Lanczos branch of the feature-space solve falls back to LAPACK when ARPACK
+    cannot start (a zero covariance)."""
+    model = kpca.RandomFeatureKernelPCA(n_components=5, n_features=1000).fit(np.ones((50, 3)))
+    np.testing.assert_array_equal(model.eigenvalues_, 0.0)

@@ -13,7 +13,7 @@ Two modes, as scikit-learn's ``IncrementalPCA`` has one:
 * **bounded**: a fixed number of landmark rows and the running mean and scatter
   of their kernel features -- streaming Nyström kernel PCA, with memory that stays
   flat however many rows arrive. Landmarks are swapped in when new rows lie far
-  from their span (the swap that most enlarges ``det k(Z, Z)``), so the model
+  from their span (swaps that enlarge ``det k(Z, Z)`` by a margin), so the model
   follows a drifting stream; the statistics of rows seen before a landmark arrived
   use their Nyström projection on the landmarks of that time.
 """
@@ -68,6 +68,8 @@ SWAP_THRESHOLD = 0.05
 SWAP_MARGIN = 4.0
 #: ... and at most this fraction of the landmarks is swapped per batch
 MAX_SWAP_FRACTION = 0.05
+#: rows per block row when a loaded model's kernel values are recomputed
+REBUILD_ROWS = 1024
 #: extra Ritz pairs kept beyond n_components (see :func:`guard_vectors`)
 GUARD = (1.0, 10)
 
@@ -241,8 +243,13 @@ n_features)
             if reset:
                 for name in [k for k in self.__dict__ if k.endswith("_")]:
                     del self.__dict__[name]
+            fed = 0
             for batch in self._batches(X):
                 self._partial_fit(batch)
+                fed += 1
+            if reset and not fed:
+                raise ValueError("Found array with 0 sample(s) while a minimum of 1 is "
+                                 "required by IncrementalKernelPCA.")
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -286,7 +293,11 @@ n_features)
         if start is None:
             return
         now = self.get_params(deep=False)
-        changed = [k for k in _STREAM_PARAMS if not _same(start.get(k), now.get(k))]
+        # max_rows only says when to stop keeping every row: it may change (be raised)
+        # while every row is still kept
+        names = [k for k in _STREAM_PARAMS
+                 if not (k == "max_rows" and getattr(self, "mode_", None) == "exact")]
+        changed = [k for k in names if not _same(start.get(k), now.get(k))]
         if changed:
             detail = ", ".join(f"{k}: {start.get(k)!r} -> {now.get(k)!r}" for k in changed)
             raise ValueError(
@@ -296,11 +307,6 @@ n_features)
             )
 
     def _validate_batch(self, X, first: bool):
-        from .distributed import is_dask_collection
-
-        if is_dask_collection(X):
-            raise ValueError("partial_fit: pass a dask array to partial_fit or fit, not "
-                             "inside a list")
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=first, ensure_min_samples=1)
 
@@ -365,11 +371,13 @@ n_features)
         g = getattr(kernel, "gamma", None)
         gamma = float(g) if isinstance(g, Real) else 1.0 / Xb.shape[1]
         mode = "bounded" if self.mode == "bounded" else "exact"
-        limit = parse_memory(self.memory_limit)
-        budget = default_memory_limit() if limit is None else limit
+        seed = (int(self.random_state) if isinstance(self.random_state, Integral)
+                else int(rng.randint(2**31 - 1)))
         return {
             "kernel_": kernel, "gamma_": gamma, "mode_": mode, "n_samples_seen_": 0,
-            "memory_budget_": int(budget),
+            # the default budget is fixed when the stream starts; an explicit
+            # memory_limit is read at every batch (it may be raised)
+            "memory_budget_": int(default_memory_limit()), "stream_seed_": seed,
             "stream_params_": {k: self.get_params(deep=False)[k] for k in _STREAM_PARAMS},
             "X_fit_": Xb[:0].copy(),
         }
@@ -387,8 +395,9 @@ n_features)
                 return self._exact_update(state, Xb)
             if self.mode == "exact":
                 raise ValueError(
-                    f"mode='exact' cannot keep {N} rows: {reason}. Raise memory_limit / "
-                    "max_rows, or use mode='auto' or 'bounded' (streaming Nyström)."
+                    f"mode='exact' cannot keep {N} rows: {reason}. Raise memory_limit or "
+                    "max_rows (set_params, then partial_fit again), or use mode='auto' or "
+                    "'bounded' (streaming Nyström)."
                 )
             logger.info("IncrementalKernelPCA: %s; switching to the bounded mode", reason)
             state = (self._to_bounded(state) if state["n_samples_seen_"]
@@ -402,10 +411,14 @@ n_features)
             return f"{N} rows exceed max_rows={self.max_rows}"
         dtype = state.get("gram_").dtype if state.get("gram_") is not None else np.dtype(
             np.float64)
-        need = GrowingGram.bytes_for(N, dtype.itemsize)
-        if need > state["memory_budget_"]:
-            return (f"their kernel values need {format_bytes(need)}, above the memory "
-                    f"budget of {format_bytes(state['memory_budget_'])}")
+        b = N - state["n_samples_seen_"]
+        need = GrowingGram.bytes_for(N, dtype.itemsize, b)
+        limit = parse_memory(self.memory_limit)
+        budget = state["memory_budget_"] if limit is None else int(limit)
+        if need > budget:
+            what = "the memory budget" if limit is None else "memory_limit"
+            return (f"their kernel values need {format_bytes(need)}, above {what} "
+                    f"({format_bytes(budget)})")
         return None
 
     def _storage(self, X, N: int, kernel: Kernel, current) -> np.dtype:
@@ -435,6 +448,8 @@ n_features)
                 "the kernel values of this batch are not finite (overflow): check the kernel "
                 "parameters (degree, gamma, coef0) or scale the data."
             )
+        if not B.flags.owndata:  # the store overwrites it: never a kernel's own array
+            B = B.copy()
         if gram is None:
             gram = GrowingGram(dtype, self.n_jobs)
         else:
@@ -460,7 +475,8 @@ n_features)
             TV -= np.outer(t, V.sum(axis=0) / N)
             TV -= TV.mean(axis=0)[None, :]
             op = CenteredOperator(gram, gram.centering())
-            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol)
+            floor = N * np.finfo(dtype).eps * float(np.max(np.abs(gram.diag_k), initial=0.0))
+            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol, floor=floor)
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
                                                      res.n_passes, res.converged)
         if not ok:
@@ -480,13 +496,13 @@ n_features)
             A = op.to_dense().astype(np.float64)
             w, V = top_eigh(A, m)
             w, V = w[::-1].copy(), V[:, ::-1].copy()
-            passes = 0
+            passes, converged = 0, True
         else:
             res = eigsh_top(op, m, solver="krylov", tol=default_rtol(self.tol, gram.dtype),
                             random_state=0, fallback=False)
             order = np.argsort(-res.values)
             w, V = res.values[order], res.vectors[:, order]
-            passes = res.n_iter
+            passes, converged = res.n_iter, res.converged
         # every direction orthogonal to the constant vector (the null direction of K~)
         V = V - V.mean(axis=0)[None, :]
         V, _ = np.linalg.qr(V)
@@ -494,16 +510,20 @@ n_features)
         A = V.T @ KV
         w, C = np.linalg.eigh(0.5 * (A + A.T))
         w, C = w[::-1].copy(), C[:, ::-1].copy()
-        return w, V @ C, KV @ C, passes + 1, True
+        return w, V @ C, KV @ C, passes + 1, converged
 
     def _rebuild_gram(self, kernel: Kernel, X) -> GrowingGram:
         """The stored kernel values of a loaded model (its one full evaluation)."""
         dtype = self._storage(X, X.shape[0], kernel, None)
         gram = GrowingGram(dtype, self.n_jobs)
-        K = np.asarray(kernel.block(X), dtype=np.float64)
-        if kernel.constant_diag is not None:
-            np.fill_diagonal(K, kernel.constant_diag)
-        gram.append(0.5 * (K + K.T))
+        rows = REBUILD_ROWS
+        for s in range(0, X.shape[0], rows):  # block row by block row, in place
+            e = min(X.shape[0], s + rows)
+            B = np.asarray(kernel.block_prepared(X[s:e], kernel.prepare(X[:e], dtype)),
+                           dtype=dtype)
+            if kernel.constant_diag is not None:
+                B[np.arange(e - s), s + np.arange(e - s)] = kernel.constant_diag
+            gram.append(B if B.flags.owndata else B.copy())
         logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", X.shape[0])
         return gram
 
@@ -615,6 +635,13 @@ n_features)
         k = min(int(self.n_components), W.shape[1], stats.n)
         res = feature_solve(stats, shift, W, k)
         lam, U = res.covariance_eigenvalues[:k], res.components[:, :k]
+        # as many components as the exact mode (and KernelPCA) would give: those
+        # beyond the landmarks' rank have eigenvalue 0 and score 0
+        k_all = min(int(self.n_components), stats.n)
+        if k < k_all:
+            lam = np.concatenate([lam, np.zeros(k_all - k)])
+            U = np.hstack([U, np.zeros((U.shape[0], k_all - k))])
+            k = k_all
         noise = od_noise(np.asarray(kernel.diag(Z), np.float64), np.dtype(np.float64))
         space = landmark_subspace(kernel, Z, Kzz, W, res.mean, U, lam, noise, np.float64)
         N = stats.n
@@ -632,63 +659,73 @@ n_features)
             "subspace_": space,
         })
         # the outlier cut-offs come from a uniform sample of the whole stream
-        sample = self._reservoir(state.get("outlier_sample_"), state["n_samples_seen_"], Xb)
+        sample = _reservoir(state.get("outlier_sample_"), state["n_samples_seen_"], Xb,
+                            state["stream_seed_"])
         fitted["outlier_sample_"] = sample
         sd, od = space.distances(*space.raw_projection(sample))
         fitted.update(self._outlier_attributes(space, sd, od))
         return fitted
-
-    def _reservoir(self, sample, seen: int, Xb) -> np.ndarray:
-        """A uniform sample of at most :data:`OUTLIER_SAMPLE` rows of the stream
-        (reservoir sampling, Vitter's algorithm R), updated with the batch ``Xb``
-        whose first row is row ``seen`` of the stream."""
-        R = OUTLIER_SAMPLE
-        sample = Xb[:0].copy() if sample is None else sample.copy()
-        free = max(0, min(Xb.shape[0], R - sample.shape[0]))
-        sample = np.concatenate([sample, Xb[:free]])
-        rest = np.arange(free, Xb.shape[0])
-        if rest.size:
-            seed = self.random_state if isinstance(self.random_state, Integral) else 0
-            rng = np.random.default_rng([int(seed), int(seen)])
-            slots = rng.integers(0, seen + rest + 1)
-            for row, slot in zip(rest[slots < R], slots[slots < R], strict=True):
-                sample[slot] = Xb[row]
-        return sample
 
     def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, shift, total, scatter, L):
         """Grow the landmark set to ``L`` rows, then swap in rows far from its span.
 
         A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
         distance to ``span phi(Z)``. Rows with ``r(x)`` above
-        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, largest first: they fill
-        the free places, then each replaces one of the landmarks whose own residual
-        against the others, ``1 / [K^-1]_jj``, is smallest, when ``r(x)`` exceeds
-        it (such a swap enlarges ``det K_ZZ``: the landmarks spread over where the
-        stream now is). At most :data:`MAX_SWAP_FRACTION` of the landmarks move per
-        batch. The statistics of earlier rows get each new coordinate from their
-        Nyström projection, ``k(x, x_i) ~ k(x, Z) K^+ k(Z, x_i)``.
+        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, picked greedily (pivoted
+        Cholesky of their residual kernel: no near-duplicates): picks fill the free
+        places, then replace the landmarks whose own residual against the others,
+        ``1 / [K^-1]_jj``, is smallest, where a pick's residual exceeds
+        :data:`SWAP_MARGIN` times it (the swap enlarges ``det K_ZZ``: the landmarks
+        spread over where the stream now is). At most :data:`MAX_SWAP_FRACTION` of
+        the landmarks move per batch. The statistics of earlier rows get each new
+        coordinate from their Nyström projection, ``k(x, x_i) ~ k(x, Z) K^+ k(Z, x_i)``.
         """
         diag = np.asarray(kernel.diag(Xb), dtype=np.float64)
         F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
-        resid = diag - np.einsum("ij,ij->i", F @ W, F @ W)
-        order = np.argsort(-resid)
-        order = order[resid[order] > SWAP_THRESHOLD * np.maximum(diag[order], 1e-300)]
+        FW = F @ W
+        resid = diag - np.einsum("ij,ij->i", FW, FW)
+        floor = SWAP_THRESHOLD * np.maximum(diag, 1e-300)
+        cand = np.flatnonzero(resid > floor)
         free = max(0, L - Z.shape[0])
+        budget = free + max(1, int(np.ceil(MAX_SWAP_FRACTION * L)))
+        if cand.size == 0:
+            return Z, Kzz, W, shift, total, scatter, 0
+        cand = cand[np.argsort(-resid[cand])][: 4 * budget]
+        # greedy pivoted Cholesky of the candidates' residual kernel: each pick is
+        # the row farthest from the span of the landmarks and of the rows picked
+        # before it, so near-duplicates (of one another or of a landmark) never enter
+        R = (np.asarray(kernel.block(Xb[cand]), dtype=np.float64)
+             - FW[cand] @ FW[cand].T)
+        r = resid[cand].copy()
+        picked, gains = [], []
+        while len(picked) < budget:
+            p = int(np.argmax(r))
+            if not r[p] > floor[cand[p]]:
+                break
+            picked.append(p)
+            gains.append(float(r[p]))
+            col = R[:, p] / np.sqrt(r[p])
+            R -= np.outer(col, col)
+            r = np.diagonal(R).copy()
+            r[picked] = -np.inf
+        picked, gains = np.array(picked, dtype=int), np.array(gains)
         n_swap = 0
         drop = np.zeros(0, dtype=int)
-        if order.size > free:
-            # [K^-1]_jj = ||W_j||^2: each landmark's residual against the others
-            red = 1.0 / np.maximum(np.einsum("ij,ij->i", W, W), np.finfo(float).tiny)
-            worst = np.argsort(red)[: max(1, int(np.ceil(MAX_SWAP_FRACTION * L)))]
-            cand = resid[order[free:]]
+        if picked.size > free:
+            # each landmark's squared residual against the others, 1 / [K^-1]_jj,
+            # with a ridge of round-off size so that a duplicated landmark counts as
+            # fully redundant (~0) rather than as not redundant at all
+            eps = 1e-10 * max(float(np.max(np.diagonal(Kzz))), np.finfo(float).tiny)
+            inv_diag = np.diagonal(np.linalg.inv(Kzz + eps * np.eye(Kzz.shape[0])))
+            red = 1.0 / np.maximum(inv_diag, np.finfo(float).tiny)
+            worst = np.argsort(red)[: picked.size - free]
             # a margin against churn: on a stationary stream most rows are about as
             # far from the span as the most redundant landmark is from the others
-            n_swap = int(np.sum(cand[: worst.size] > SWAP_MARGIN * red[worst[: cand.size]]))
+            n_swap = int(np.sum(gains[free:][: worst.size] > SWAP_MARGIN * red[worst]))
             drop = worst[:n_swap]
-        take = order[: free + n_swap]
+        take = cand[picked[: free + n_swap]]
         if take.size == 0:
             return Z, Kzz, W, shift, total, scatter, 0
-        # duplicates of one another among the candidates add nothing: keep distinct rows
         Xc = Xb[take]
         Fc = F[take]
         A = W @ (W.T @ Fc.T)  # Nyström coefficients of the new coordinates, (m, t)
@@ -720,6 +757,23 @@ class _Probe:
         self.contamination = contamination
 
     _od_cutoff = BaseKernelPCA._od_cutoff
+
+
+def _reservoir(sample, seen: int, Xb, seed: int) -> np.ndarray:
+    """A uniform sample of at most :data:`OUTLIER_SAMPLE` rows of the stream
+    (reservoir sampling, Vitter's algorithm R), updated with the batch ``Xb`` whose
+    first row is row ``seen`` of the stream; reproducible from the stream's seed."""
+    R = OUTLIER_SAMPLE
+    sample = Xb[:0].copy() if sample is None else sample.copy()
+    free = max(0, min(Xb.shape[0], R - sample.shape[0]))
+    sample = np.concatenate([sample, Xb[:free]])
+    rest = np.arange(free, Xb.shape[0])
+    if rest.size:
+        rng = np.random.default_rng([int(seed), int(seen)])
+        slots = rng.integers(0, seen + rest + 1)
+        for row, slot in zip(rest[slots < R], slots[slots < R], strict=True):
+            sample[slot] = Xb[row]
+    return sample
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
 from .._parallel import run_stream
 from ..operators import n_threads
@@ -176,10 +176,10 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
     shift : ndarray of shape (p,)
     W : ndarray of shape (p, q) or None (identity)
     k : int or None
-        Only the top ``k`` eigenpairs are computed (LAPACK ``syevx`` subset;
-        ``syevr`` is slow on the clustered zero eigenvalues of a rank-deficient
-        covariance);
-        ``None`` computes all ``q``.
+        Only the top ``k`` eigenpairs are computed: Lanczos (ARPACK) for a few pairs
+        of a large covariance, else LAPACK's ``syevx`` subset (``syevr`` is slow on
+        the clustered zero eigenvalues of a rank-deficient covariance); ``None``
+        computes all ``q``.
     """
     n = stats.n
     d = stats.total / n
@@ -190,14 +190,19 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
     C = 0.5 * (C + C.T)
     q = C.shape[0]
     trace = float(max(np.trace(C), 0.0))
-    if k is not None and q >= LANCZOS_MIN_SIZE and k <= q // 10:
+    lam = None
+    if k is not None and q >= LANCZOS_MIN_SIZE and k <= q // 10 and trace > 0:
         # a few wanted pairs of a large covariance: Lanczos (O(q^2) per product)
-        # instead of LAPACK's O(q^3) reduction (measured, q = 1000, k = 10: ~10 ms
-        # against ~100 ms)
-        lam, U = eigsh(C, k=k, which="LA", v0=np.ones(q), tol=0)
-        order = np.argsort(lam)
-        lam, U = lam[order], U[:, order]
-    else:
+        # instead of LAPACK's O(q^3) reduction (measured, q = 1000, k = 10: ~30 ms
+        # against ~70 ms); LAPACK when ARPACK fails (e.g. a rank below k)
+        try:
+            v0 = np.random.default_rng(q).standard_normal(q)
+            lam, U = eigsh(C, k=k, which="LA", v0=v0, tol=0)
+            order = np.argsort(lam)
+            lam, U = lam[order], U[:, order]
+        except (ArpackError, ArpackNoConvergence):
+            lam = None
+    if lam is None:
         lam, U = top_eigh(C, q if k is None else k, overwrite=True, driver="evx")
     # C is PSD by construction: negative eigenvalues are round-off (float32 blocks
     # whitened by K_mm^{-1/2}); then the shared post-processing (descending order,

@@ -9,8 +9,8 @@ while it is short, so a stream of single rows does not become thousands of tiles
 Stored values are *shifted*: ``T_ij = K_ij - a_i - a_j``, with ``a_i`` fixed when
 row ``i`` arrives (its row mean at that time, minus half the grand mean). Centring
 removes any such shift exactly (``H T H = H K H`` for ``H = I - 11^T/n``, whatever
-``a``), and the shifted values are close to the centred ones, so float32 storage
-keeps the accuracy of centred tiles (docs/math.md, "Incremental kernel PCA").
+``a``), and the shifted values are close to the centred ones, so products with them
+lose little to cancellation (docs/math.md, "Incremental kernel PCA").
 """
 
 from __future__ import annotations
@@ -147,9 +147,12 @@ class GrowingGram(KernelOperator):
         return sum(T.nbytes for _, T in self.blocks)
 
     @staticmethod
-    def bytes_for(n: int, itemsize: int) -> int:
-        """Bytes of the stored lower block rows of an ``n``-row matrix (about n^2 / 2)."""
-        return (n * (n + 1) // 2 + MIN_BLOCK_ROWS * n) * itemsize
+    def bytes_for(n: int, itemsize: int, batch: int = 0) -> int:
+        """Bytes of the stored lower block rows of an ``n``-row matrix (about n^2 / 2;
+        a block row stores its full diagonal block), plus the new kernel values of a
+        ``batch``-row append in flight."""
+        diag = max(batch, MIN_BLOCK_ROWS)
+        return (n * (n + 1) // 2 + diag * n + batch * n) * itemsize
 
     def _pieces(self) -> list[tuple[int, int, int, int]]:
         """(block, first column, last column, first row) of every piece."""

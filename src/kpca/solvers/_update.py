@@ -4,11 +4,14 @@ The centred kernel matrix of ``N = n + b`` rows is decomposed starting from the 
 ``m`` eigenvectors ``V`` of the previous ``n``-row matrix (docs/math.md,
 "Incremental kernel PCA"):
 
-1. **Rayleigh-Ritz on span{[V; 0], [0; I_b]}**: the old directions, padded with
-   zeros, plus the coordinate vector of every new row. Their products with the new
-   matrix are known without a pass -- ``K [V; 0] = [K_old V; K_bn V]`` from the
-   kept products ``K_old V`` and the new kernel rows, ``K [0; I] = [K_nb; K_bb]``
-   -- so this step costs ``O(N m (m + b))`` and no pass over ``K``. The basis is
+1. **Rayleigh-Ritz on span{[V; 0], [0; U]}**: the old directions, padded with
+   zeros, plus new-row directions ``U``: every new row's coordinate vector for a
+   small batch; for a larger one, span{K~_bn V, K~_bb K~_bn V} (the new rows' part
+   of the wanted eigenvectors to second order) and a seeded random range sketch
+   of ``K~_bb`` (structure the old directions do not see). Their products with the
+   new matrix are known without a pass -- ``K [V; 0] = [K_old V; K_bn V]`` from the
+   kept products ``K_old V`` and the new kernel rows, ``K [0; U]`` from the new
+   kernel columns -- so this step costs ``O(N m (m + b))`` and no pass over ``K``. The basis is
    orthonormal up to centring, so the projected problem is a generalised one with
    a rank-one metric ``I - s s^T / N`` (``s``: the basis' column sums), solved in
    closed form.
@@ -78,18 +81,26 @@ def _ritz(A: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return w[::-1].copy(), C[:, ::-1].copy()
 
 
-def _residuals(Y: np.ndarray, KY: np.ndarray, w: np.ndarray) -> np.ndarray:
-    scale = max(float(np.max(np.abs(w), initial=0.0)), np.finfo(np.float64).tiny)
+def _residuals(Y: np.ndarray, KY: np.ndarray, w: np.ndarray, floor: float = 0.0
+               ) -> np.ndarray:
+    """``||K y - theta y|| / max(|theta_1|, floor)`` for each pair."""
+    scale = max(float(np.max(np.abs(w), initial=0.0)), floor, np.finfo(np.float64).tiny)
     return np.linalg.norm(KY - Y * w[None, :], axis=0) / scale
 
 
-def _orthonormal(Z: np.ndarray, floor: float) -> np.ndarray:
-    """Orthonormal basis of the columns of ``Z`` whose singular values exceed ``floor``.
+def _orthonormal(Z: np.ndarray, floor: float, normalize: bool = True) -> np.ndarray:
+    """Orthonormal basis of the columns of ``Z`` whose singular values exceed
+    ``floor``; with ``normalize``, each column is first scaled to unit norm (scale-
+    free: dependent columns -- duplicates, round-off -- are dropped).
 
     From the Gram matrix (GEMM speed, unlike a Householder QR of a tall block), done
     twice: one pass leaves an orthogonality error of ``eps cond(Z)^2``, the second
     (on a basis whose condition number is then close to 1) removes it.
     """
+    if normalize:
+        norms = np.linalg.norm(Z, axis=0)
+        ok = np.isfinite(norms) & (norms > 0)
+        Z = Z[:, ok] / norms[ok][None, :]
     for f in (floor, 0.5):
         e, U = np.linalg.eigh(Z.T @ Z)
         keep = e > f**2
@@ -112,7 +123,8 @@ def _new_directions(Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
             Z -= Q @ (Q.T @ Z)
         if Z.shape[1] == 0:
             break
-        Z = _orthonormal(Z, floor)
+        # not rescaled: a small projected norm means "already in the basis"
+        Z = _orthonormal(Z, floor, normalize=False)
     return Z
 
 
@@ -125,6 +137,7 @@ def extend_eigenpairs(
     m: int,
     *,
     tol: float,
+    floor: float = 0.0,
     max_passes: int = MAX_PASSES,
 ) -> UpdatedPairs:
     """Top ``m`` eigenpairs of the grown centred matrix ``op`` (see the module text).
@@ -147,22 +160,39 @@ def extend_eigenpairs(
         Pairs returned (``k`` plus guard directions that speed up the next update).
     tol : float
         Residual target relative to the largest Ritz value.
+    floor : float, default=0
+        Eigenvalues at or below this are round-off of the matrix itself (e.g.
+        ``N eps max K_ii``): residuals are measured relative to at least it, so a
+        matrix that centring cancelled (constant rows) counts as converged.
     max_passes : int
         Refinement passes at most.
     """
     n, q = V.shape
     N = KV.shape[0]
     b = new.b
-    # the new rows' part of the wanted eigenvectors is, to first order,
-    # K~_bn V c / mu (and K~_bb times that to second): a batch larger than that
-    # Krylov space enters through it, not through all of its b coordinates
+    Ebb = new.new_block()
+    # everything is computed on the matrix divided by its scale: kernel values near
+    # the float64 range (a high polynomial degree) must not overflow in the products
+    # and norms of the update
+    scale = max(float(np.abs(KV).max(initial=0.0)), float(np.abs(Ebb).max(initial=0.0)),
+                float(floor), np.finfo(np.float64).tiny)
+    if not np.isfinite(scale):
+        raise ValueError("the kernel values are not finite (overflow): check the kernel "
+                         "parameters (degree, gamma, coef0) or scale the data.")
+    KV = KV / scale
+    Ebb = Ebb / scale
+    floor = floor / scale
     if q and b > 2 * q:
-        G = new.rmatmat_old(V)  # K~_bn V, (b, q)
-        U = _orthonormal(np.hstack([G, new.new_block() @ G]), 1e-10 * max(1.0, float(
-            np.abs(G).max(initial=0.0))))
+        # the new rows' part of the wanted eigenvectors is, to first order,
+        # K~_bn V c / mu (and K~_bb times that to second), plus whatever structure the
+        # batch has on its own (a cluster far from the old rows that V does not
+        # see): a seeded random range sketch of K~_bb finds that
+        G = new.rmatmat_old(V) / scale  # K~_bn V, (b, q)
+        sketch = np.random.default_rng(N).standard_normal((b, q))
+        U = _orthonormal(np.hstack([G, Ebb @ G, sketch, Ebb @ sketch]), 1e-8)
     else:
         U = np.eye(b)
-    KU = new.matmat(U)
+    KU = new.matmat(U) / scale
     r = U.shape[1]
     # step 1: generalised Rayleigh-Ritz on S = [[V, 0], [0, U]] with the metric
     # S^T H S = I - s s^T / N (s = S^T 1)
@@ -190,7 +220,7 @@ def extend_eigenpairs(
     Y[n:] = U @ C[q:]
     Y -= Y.mean(axis=0)[None, :]  # H S C: orthonormal by construction
     KY = KV @ C[:q] + KU @ C[q:]
-    res = _residuals(Y, KY, w)
+    res = _residuals(Y, KY, w, floor)
     logger.debug("incremental update: first residual %.1e", float(res[:k].max(initial=0.0)))
     passes = 0
     Q, KQ = Y, KY
@@ -204,18 +234,21 @@ def extend_eigenpairs(
         Z = _new_directions(KY[:, todo] - Y[:, todo] * w[None, todo], Q)
         if Z.shape[1] == 0:
             break
-        KZ = np.asarray(op.matmat(Z), dtype=np.float64)
+        KZ = np.asarray(op.matmat(Z), dtype=np.float64) / scale
         passes += 1
         Q = np.hstack([Q, Z])
         KQ = np.hstack([KQ, KZ])
         w, C = _ritz(Q.T @ KQ, m)
         Y, KY = Q @ C, KQ @ C
-        res = _residuals(Y, KY, w)
+        res = _residuals(Y, KY, w, floor)
         logger.debug("incremental update: pass %d residual %.1e", passes,
                      float(res[:k].max(initial=0.0)))
         if Q.shape[1] > (MAX_BLOCKS + 1) * max(m, 1):
             Q, KQ = Y, KY  # thick restart from the Ritz vectors
+    if not np.all(np.isfinite(res)):
+        raise ValueError("the kernel values are not finite (overflow): check the kernel "
+                         "parameters (degree, gamma, coef0) or scale the data.")
     converged = bool(res[:kk].max(initial=0.0) <= tol)
     logger.debug("incremental update: %d rows added, %d passes, residual %.1e",
                  b, passes, float(res[:kk].max(initial=0.0)))
-    return UpdatedPairs(w, Y, KY, res, passes, converged)
+    return UpdatedPairs(w * scale, Y, KY * scale, res, passes, converged)
