@@ -62,10 +62,12 @@ DEFAULT_LANDMARKS = 1000
 OUTLIER_SAMPLE = 2000
 #: in the bounded mode, a row whose squared distance to the landmarks' span is at
 #: least this fraction of ``k(x, x)`` is a candidate landmark
-SWAP_THRESHOLD = 0.05
+SWAP_THRESHOLD = 0.01
 #: ... and replaces a landmark whose residual against the others is this many times
-#: smaller than its own
-SWAP_MARGIN = 4.0
+#: smaller than its own (measured, 20,000 isotropic Gaussian rows, 1000 landmarks:
+#: margins 4 / 10 gave 157 / 9 swaps and top-10 eigenvalue errors of 2.1 / 1.5 %,
+#: the latter that of batch Nystrom with uniform landmarks)
+SWAP_MARGIN = 10.0
 #: ... and at most this fraction of the landmarks is swapped per batch
 MAX_SWAP_FRACTION = 0.05
 #: rows per block row when a loaded model's kernel values are recomputed
@@ -621,8 +623,9 @@ n_features)
             Z, Kzz, W = state["X_fit_"], state["landmark_kernel_"], state["normalization_"]
             shift, total, scatter = (state["feature_shift_"], state["feature_total_"],
                                      state["feature_scatter_"])
+            rng = np.random.default_rng([state["stream_seed_"], state["n_samples_seen_"], 1])
             Z, Kzz, W, shift, total, scatter, swaps = self._swap_landmarks(
-                kernel, Xb, Z, Kzz, W, shift, total, scatter, L)
+                kernel, Xb, Z, Kzz, W, shift, total, scatter, L, rng)
         if not np.all(np.isfinite(Kzz)):
             raise ValueError("the kernel values of this batch are not finite (overflow): check "
                              "the kernel parameters or scale the data.")
@@ -666,13 +669,14 @@ n_features)
         fitted.update(self._outlier_attributes(space, sd, od))
         return fitted
 
-    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, shift, total, scatter, L):
+    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, shift, total, scatter, L, rng):
         """Grow the landmark set to ``L`` rows, then swap in rows far from its span.
 
         A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
         distance to ``span phi(Z)``. Rows with ``r(x)`` above
-        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, picked greedily (pivoted
-        Cholesky of their residual kernel: no near-duplicates): picks fill the free
+        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, picked by a randomly
+        pivoted Cholesky factorisation of their residual kernel (pivots drawn in
+        proportion to their residual; no near-duplicates): picks fill the free
         places, then replace the landmarks whose own residual against the others,
         ``1 / [K^-1]_jj``, is smallest, where a pick's residual exceeds
         :data:`SWAP_MARGIN` times it (the swap enlarges ``det K_ZZ``: the landmarks
@@ -699,9 +703,13 @@ n_features)
         r = resid[cand].copy()
         picked, gains = [], []
         while len(picked) < budget:
-            p = int(np.argmax(r))
-            if not r[p] > floor[cand[p]]:
+            # randomly pivoted Cholesky (Chen, Epperly, Tropp & Webber 2022): a pivot
+            # drawn in proportion to its residual, not the largest one -- the farthest
+            # rows first would crowd the landmarks onto the edge of the data
+            live = np.flatnonzero(r > floor[cand])
+            if live.size == 0:
                 break
+            p = int(rng.choice(live, p=r[live] / r[live].sum()))
             picked.append(p)
             gains.append(float(r[p]))
             col = R[:, p] / np.sqrt(r[p])
