@@ -594,6 +594,7 @@ n_features)
                if k not in ("gram_", "ritz_values_", "ritz_vectors_", "ritz_products_",
                             "eigenvectors_")}
         Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
+        W0, red0 = _whiten(Kzz)
         shift = Kzz.mean(axis=0)
         stats = FeatureStats.zeros(L)
         for s in range(0, X.shape[0], 4096):
@@ -602,7 +603,7 @@ n_features)
         keep = rng.choice(X.shape[0], size=min(OUTLIER_SAMPLE, X.shape[0]), replace=False)
         out["outlier_sample_"] = X[np.sort(keep)].copy()
         out.update({"mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz,
-                    "normalization_": _whiten(Kzz),
+                    "normalization_": W0, "landmark_redundancy_": red0,
                     "feature_shift_": shift, "feature_total_": stats.total,
                     "feature_scatter_": stats.scatter, "n_swaps_": 0})
         return out
@@ -618,14 +619,15 @@ n_features)
             Z = Xb[np.sort(rng.choice(b, size=take, replace=False))].copy()
             Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
             shift, total, scatter = Kzz.mean(axis=0), np.zeros(take), np.zeros((take, take))
-            W, swaps = _whiten(Kzz), 0
+            (W, red), swaps = _whiten(Kzz), 0
         else:
             Z, Kzz, W = state["X_fit_"], state["landmark_kernel_"], state["normalization_"]
+            red = state["landmark_redundancy_"]
             shift, total, scatter = (state["feature_shift_"], state["feature_total_"],
                                      state["feature_scatter_"])
             rng = np.random.default_rng([state["stream_seed_"], state["n_samples_seen_"], 1])
-            Z, Kzz, W, shift, total, scatter, swaps = self._swap_landmarks(
-                kernel, Xb, Z, Kzz, W, shift, total, scatter, L, rng)
+            Z, Kzz, W, red, shift, total, scatter, swaps = self._swap_landmarks(
+                kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng)
         if not np.all(np.isfinite(Kzz)):
             raise ValueError("the kernel values of this batch are not finite (overflow): check "
                              "the kernel parameters or scale the data.")
@@ -652,6 +654,7 @@ n_features)
         fitted = dict(state)
         fitted.update({
             "mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz, "normalization_": W,
+            "landmark_redundancy_": red,
             "feature_shift_": shift,
             "feature_total_": stats.total, "feature_scatter_": stats.scatter,
             "n_samples_seen_": N, "n_swaps_": int(state.get("n_swaps_", 0)) + swaps,
@@ -669,7 +672,7 @@ n_features)
         fitted.update(self._outlier_attributes(space, sd, od))
         return fitted
 
-    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, shift, total, scatter, L, rng):
+    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng):
         """Grow the landmark set to ``L`` rows, then swap in rows far from its span.
 
         A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
@@ -693,7 +696,7 @@ n_features)
         free = max(0, L - Z.shape[0])
         budget = free + max(1, int(np.ceil(MAX_SWAP_FRACTION * L)))
         if cand.size == 0:
-            return Z, Kzz, W, shift, total, scatter, 0
+            return Z, Kzz, W, red, shift, total, scatter, 0
         cand = cand[np.argsort(-resid[cand])][: 4 * budget]
         # greedy pivoted Cholesky of the candidates' residual kernel: each pick is
         # the row farthest from the span of the landmarks and of the rows picked
@@ -720,12 +723,7 @@ n_features)
         n_swap = 0
         drop = np.zeros(0, dtype=int)
         if picked.size > free:
-            # each landmark's squared residual against the others, 1 / [K^-1]_jj,
-            # with a ridge of round-off size so that a duplicated landmark counts as
-            # fully redundant (~0) rather than as not redundant at all
-            eps = 1e-10 * max(float(np.max(np.diagonal(Kzz))), np.finfo(float).tiny)
-            inv_diag = np.diagonal(np.linalg.inv(Kzz + eps * np.eye(Kzz.shape[0])))
-            red = 1.0 / np.maximum(inv_diag, np.finfo(float).tiny)
+            # red: each landmark's squared residual against the others (_whiten)
             worst = np.argsort(red)[: picked.size - free]
             # a margin against churn: on a stationary stream most rows are about as
             # far from the span as the most redundant landmark is from the others
@@ -733,7 +731,7 @@ n_features)
             drop = worst[:n_swap]
         take = cand[picked[: free + n_swap]]
         if take.size == 0:
-            return Z, Kzz, W, shift, total, scatter, 0
+            return Z, Kzz, W, red, shift, total, scatter, 0
         Xc = Xb[take]
         Fc = F[take]
         A = W @ (W.T @ Fc.T)  # Nyström coefficients of the new coordinates, (m, t)
@@ -748,7 +746,7 @@ n_features)
         keep[drop] = False
         Z, Kzz = Z[keep], Kzz[np.ix_(keep, keep)]
         total, shift, scatter = total[keep], shift[keep], scatter[np.ix_(keep, keep)]
-        return Z, Kzz, _whiten(Kzz), shift, total, scatter, int(n_swap)
+        return (Z, Kzz, *_whiten(Kzz), shift, total, scatter, int(n_swap))
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):
@@ -809,14 +807,20 @@ def _sym(K: np.ndarray) -> np.ndarray:
     return 0.5 * (K + K.T)
 
 
-def _whiten(K: np.ndarray) -> np.ndarray:
-    """``K^{-1/2}`` on the eigenvalues above 1e-10 of the largest (m, q)."""
+def _whiten(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``K^{-1/2}`` on the eigenvalues above 1e-10 of the largest (m, q), and each
+    landmark's squared residual against the others, ``1 / [(K + eps I)^-1]_jj``, from
+    the same eigendecomposition (a ridge of round-off size: a duplicated landmark
+    counts as fully redundant, ~0, rather than as not redundant at all)."""
     s, V = np.linalg.eigh(K)
-    keep = s > 1e-10 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    top = max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    red = 1.0 / np.maximum((V**2) @ (1.0 / (np.maximum(s, 0.0) + 1e-10 * top)),
+                           np.finfo(float).tiny)
+    keep = s > 1e-10 * top
     if not keep.any():
         keep = s >= s.max()
         s = np.where(keep, 1.0, s)
-    return V[:, keep] / np.sqrt(s[keep])[None, :]
+    return V[:, keep] / np.sqrt(s[keep])[None, :], red
 
 
 def _copy_gram(gram: GrowingGram) -> GrowingGram:
