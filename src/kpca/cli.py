@@ -95,12 +95,13 @@ def _add_estimator_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_io(p: argparse.ArgumentParser, *, data: str = "DATA", output: str | None = "OUT",
-            model: bool = False, labels: bool = False) -> None:
+            model: bool = False, labels: bool = False, strings: bool = True) -> None:
     if model:
         p.add_argument("--model", "-m", required=True, metavar="MODEL", help="saved model file")
     p.add_argument(*(("-d", "--data") if data == "-d" else ("data",)), metavar="DATA",
-                   help=f"table ({', '.join(kio.TABLE_FORMATS)}), one row per sample; for a "
-                   "string kernel a .txt file, one document per line")
+                   help=f"table ({', '.join(kio.TABLE_FORMATS)}), one row per sample"
+                   + ("; for a string kernel a .txt file, one document per line" if strings
+                      else ""))
     p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
                    help="CSV/TSV: the first row is (or is not) a header; default: detect")
     if output:
@@ -141,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_estimator_options(p)
     p = command("update", _cmd_update, "add the rows of DATA to a model fitted with "
                 "--estimator incremental, block by block, and save it")
-    _add_io(p, output=None, model=True)
+    _add_io(p, output=None, model=True, strings=False)  # incremental: vector kernels only
     p.add_argument("-o", "--output", metavar="MODEL", help="write the updated model to this "
                    "file (default: replace --model, atomically)")
     _add_io(command("transform", _cmd_transform, "project DATA with a saved model"), model=True)
