@@ -24,7 +24,7 @@ eigensolver). gamma = 1 / (d Var X) of the first batch.
 
 Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--batch 500] [--at 10000] [--repeats 5] [--landmarks 1000 2000]
-       [--stream-rows 1000000] [--skip-refit-all] [--sklearn] [--skip-exact]
+       [--stream-rows 1000000] [--skip-refit-all] [--tol TOL] [--sklearn] [--skip-exact]
        [--skip-bounded] [--skip-memory]
 """
 
@@ -73,7 +73,7 @@ def timed(fn, *args):
 def exact_part(X: np.ndarray, gamma: float, a) -> None:
     n, b = X.shape[0], a.batch
     print(f"\n## Exact mode: {n} rows in batches of {b}\n")
-    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma)
+    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, tol=a.tol)
     checkpoints = {2500, 5000, a.at, 15000, n}
     rows = []
     t_inc = t_ref = 0.0
@@ -179,6 +179,8 @@ def main() -> None:
     p.add_argument("--stream-batch", type=int, default=5000)
     p.add_argument("--skip-refit-all", action="store_true",
                    help="refit only at the checkpoints (not after every batch)")
+    p.add_argument("--tol", type=float, default=0.0,
+                   help="residual target of the exact mode's updates (0: the solvers')")
     p.add_argument("--sklearn", action="store_true",
                    help="also time one scikit-learn KernelPCA refit at --at rows")
     p.add_argument("--skip-exact", action="store_true")
