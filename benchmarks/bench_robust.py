@@ -244,6 +244,18 @@ def _real_split(name: str, rng) -> tuple[np.ndarray, np.ndarray]:
     return scaler.transform(train), scaler.transform(test)
 
 
+def _seeded_split(data: str, seed: int):
+    """(rng, standardised training rows, held-out rows, indices of the rows to
+    replace, their mask) of one seed; the rng is left where planting continues."""
+    rng = np.random.default_rng(1000 + seed)
+    train, test = _real_split(data, rng)
+    n = train.shape[0]
+    idx = rng.choice(n, size=int(round(FRACTION * n)), replace=False)
+    is_out = np.zeros(n, bool)
+    is_out[idx] = True
+    return rng, train, test, idx, is_out
+
+
 def _unit(rng, shape) -> np.ndarray:
     U = rng.normal(size=shape)
     return U / np.linalg.norm(U, axis=-1, keepdims=True)
@@ -292,12 +304,8 @@ def real_data(seeds: int) -> tuple[list[dict], list[dict]]:
     cells, clean_rows = [], []
     for data in REAL_DATA:
         for seed in range(seeds):
-            rng = np.random.default_rng(1000 + seed)
-            train, test = _real_split(data, rng)
+            rng, train, test, idx, is_out = _seeded_split(data, seed)
             n, d = train.shape
-            idx = rng.choice(n, size=int(round(FRACTION * n)), replace=False)
-            is_out = np.zeros(n, bool)
-            is_out[idx] = True
             clean = train[~is_out]
             gamma = float(KernelPCA(n_components=REAL_K, kernel="rbf", gamma="median",
                                     random_state=0).fit(clean).gamma_)
@@ -486,12 +494,8 @@ def natural_outliers(seeds: int) -> None:
     print("|---|---|---|---|---|")
     for data in REAL_DATA:
         for seed in range(seeds):
-            rng = np.random.default_rng(1000 + seed)  # the split and rows of real_data()
-            train, _ = _real_split(data, rng)
-            n, d = train.shape
-            idx = rng.choice(n, size=int(round(FRACTION * n)), replace=False)
-            is_out = np.zeros(n, bool)
-            is_out[idx] = True
+            rng, train, _, idx, is_out = _seeded_split(data, seed)  # as real_data()
+            d = train.shape[1]
             clean = train[~is_out]
             planted = plant("scattered", clean, train[idx], rng)
             std = KernelPCA(n_components=REAL_K, kernel="poly", degree=2, gamma=1.0 / d,

@@ -1,5 +1,8 @@
 """Helpers of the command-line tests."""
 
+import io
+import sys
+
 from kpca import cli
 
 
@@ -17,3 +20,17 @@ def clean_error(code, err, *fragments):
     assert "Traceback" not in err
     for f in fragments:
         assert f in err, err
+
+
+class Terminal(io.StringIO):
+    """A standard error that says it is a terminal (so the progress bar shows)."""
+
+    def isatty(self):
+        return True
+
+
+def terminal_stderr(monkeypatch) -> Terminal:
+    """Replace ``sys.stderr`` by a :class:`Terminal` for the test; returns it."""
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    return err

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from _cli import terminal_stderr
 from sklearn.decomposition import KernelPCA as SkKernelPCA
 from sklearn.linear_model import LogisticRegression
 
@@ -300,18 +301,11 @@ def test_header_names_are_kept_and_checked(capsys, tmp_path, data_csv, circles):
 
 def test_progress_bar_on_a_terminal(monkeypatch, tmp_path, circles):
     """On a terminal (and with tqdm) a long fit shows a bar of the kernel passes."""
-    import io
-
     import tqdm  # noqa: F401  (a test dependency: the progress bar is a shipped feature)
-
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
 
     X = np.random.default_rng(0).normal(size=(600, 3))
     write_table(tmp_path / "big.csv", X, ["a", "b", "c"])
-    err = Terminal()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch)
     code = cli.main(["fit-transform", str(tmp_path / "big.csv"), "--kernel", "rbf",
                      "--solver", "krylov", "-k", "3", "-o", str(tmp_path / "z.npy")])
     assert code == 0, err.getvalue()

@@ -7,13 +7,11 @@ sources (the table is never read whole) and their output written block by block.
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 
 import numpy as np
 import pytest
-from _cli import clean_error, run
+from _cli import clean_error, run, terminal_stderr
 
 import kpca
 from kpca import cli
@@ -196,12 +194,7 @@ def test_parameter_errors_name_the_flag(capsys, files, argv, fragments):
 def test_progress_bar_of_the_rows_on_a_terminal(monkeypatch, files):
     pytest.importorskip("tqdm")
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    err = Terminal()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch)
     code = cli.main(["fit-transform", str(files / "d.csv"), "--estimator", "nystrom",
                      "--n-landmarks", "20", "-o", str(files / "z.csv")])
     assert code == 0, err.getvalue()

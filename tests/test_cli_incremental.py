@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from _cli import clean_error, run
+from _cli import clean_error, run, terminal_stderr
 
 import kpca
 from kpca import cli
@@ -178,12 +178,7 @@ def test_incremental_parameters_have_flags(capsys, files):
 def test_progress_bar_of_the_rows_on_a_terminal(monkeypatch, files):
     pytest.importorskip("tqdm")
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
-    err = Terminal()
-    monkeypatch.setattr(sys, "stderr", err)
+    err = terminal_stderr(monkeypatch)
     assert cli.main(["fit", str(files / "first.csv"), "--estimator", "incremental",
                      "--batch-size", "16", "--save", str(files / "m.kpca")]) == 0, err.getvalue()
     assert "reading first.csv" in err.getvalue() and "/100 [" in err.getvalue()

@@ -89,6 +89,32 @@ def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
     return decorate
 
 
+def floored_od_cutoff(od: np.ndarray, space: FittedSubspace,
+                      quantile: float = QUANTILE) -> float:
+    """The ROBPCA cut-off, at least the smallest orthogonal distance the model
+    resolves (``sqrt(od_noise)``): when every training row lies in the subspace
+    (constant data, a linear kernel with all components) the distances of new
+    rows are then measured in units of the round-off level -- large, but finite."""
+    return max(od_cutoff(od, quantile), float(np.sqrt(space.od_noise)))
+
+
+def outlier_statistics(space: FittedSubspace, sd: np.ndarray, od: np.ndarray,
+                       contamination: Any) -> dict[str, Any]:
+    """The fitted attributes of the outlier detector, from the training rows' (or a
+    sample's) score and orthogonal distances: ``score_distances_``,
+    ``orthogonal_distances_``, ``sd_cutoff_``, ``od_cutoff_`` and ``offset_``."""
+    k = int(np.count_nonzero(space.score_variance > 0))
+    sd_cut, od_cut = sd_cutoff(k), floored_od_cutoff(od, space)
+    if contamination == "auto":
+        offset = -1.0
+    else:
+        score = -np.maximum(ratio(sd, sd_cut), ratio(od, od_cut))
+        score = np.where(np.isfinite(score), score, np.finfo(np.float64).min)
+        offset = float(np.percentile(score, 100.0 * contamination))
+    return {"score_distances_": sd, "orthogonal_distances_": od, "sd_cutoff_": sd_cut,
+            "od_cutoff_": od_cut, "offset_": offset}
+
+
 class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator,
                     metaclass=ABCMeta):
     """Base of every kpca estimator (not used directly).
@@ -315,25 +341,11 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return np.where(self.decision_function(X, kernel_diag=kernel_diag) < 0, -1, 1)
 
     def _od_cutoff(self, od: np.ndarray, quantile: float = QUANTILE) -> float:
-        """The ROBPCA cut-off, at least the smallest orthogonal distance the model
-        resolves (``sqrt(od_noise)``): when every training row lies in the subspace
-        (constant data, a linear kernel with all components) the distances of new
-        rows are then measured in units of the round-off level -- large, but finite."""
-        return max(od_cutoff(od, quantile), float(np.sqrt(self.subspace_.od_noise)))
+        return floored_od_cutoff(od, self.subspace_, quantile)
 
     def _set_outlier_statistics(self, sd: np.ndarray, od: np.ndarray) -> None:
         """Cut-offs and ``offset_`` from the training rows' (or a sample's) distances."""
-        self.score_distances_ = sd
-        self.orthogonal_distances_ = od
-        k = int(np.count_nonzero(self.subspace_.score_variance > 0))
-        self.sd_cutoff_ = sd_cutoff(k)
-        self.od_cutoff_ = self._od_cutoff(od)
-        if self.contamination == "auto":
-            self.offset_ = -1.0
-        else:
-            score = -np.maximum(ratio(sd, self.sd_cutoff_), ratio(od, self.od_cutoff_))
-            score = np.where(np.isfinite(score), score, np.finfo(np.float64).min)
-            self.offset_ = float(np.percentile(score, 100.0 * self.contamination))
+        self.__dict__.update(outlier_statistics(self.subspace_, sd, od, self.contamination))
 
     # ------------------------------------------------------------------ pre-images
     def _check_vector_input(self) -> None:

@@ -33,13 +33,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ._base import BaseKernelPCA, extend_init
+from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._kernel_pca import KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import job_threads
 from ._rows import RowSource
-from .approx._base import landmark_subspace
-from .approx._feature_pca import FeatureStats
+from .approx._base import inverse_sqrt, landmark_subspace, row_blocks
+from .approx._feature_pca import FeatureStats, accumulate
 from .approx._feature_pca import solve as feature_solve
 from .diagnostics import norm_floor, od_noise
 from .kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
@@ -265,7 +265,7 @@ n_features)
 
         size = int(self.batch_size or 500)
         if isinstance(X, RowSource):
-            yield from X.blocks(size)
+            yield from row_blocks(X, size)
             return
         if is_dask_collection(X):
             if is_dask_array(X):
@@ -285,9 +285,7 @@ n_features)
         if getattr(X, "ndim", 2) != 2 or X.shape[0] == 0:
             yield X  # validation raises the usual error
             return
-        take = X.iloc if hasattr(X, "iloc") else X
-        for s in range(0, X.shape[0], size):
-            yield take[s : s + size]
+        yield from row_blocks(X, size)  # a DataFrame slices its rows by position too
 
     def _check_stream_params(self) -> None:
         """``partial_fit`` continues a stream: its defining parameters must not change."""
@@ -316,8 +314,7 @@ n_features)
         if isinstance(X, RowSource):
             raise ValueError("IncrementalKernelPCA reads a RowSource in fit and partial_fit; "
                              "for the other methods pass the rows as an array.")
-        return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             reset=False, ensure_min_samples=1)
+        return self._validate_batch(X, first=False)
 
     def _training_rows(self) -> Any:
         if getattr(self, "mode_", "exact") == "bounded":
@@ -340,26 +337,13 @@ n_features)
         first = not hasattr(self, "n_samples_seen_")
         if not first:
             self._check_stream_params()
-        names = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
-                 if k in self.__dict__}
-        try:
+        with self._keeping_input_attributes():  # a failed batch changes nothing
             Xb = self._validate_batch(X, first)
-        except BaseException:
-            for k in ("n_features_in_", "feature_names_in_"):
-                self.__dict__.pop(k, None)
-            self.__dict__.update(names)
-            raise
-        if sp.issparse(Xb):
-            Xb = Xb.toarray()  # rows are stacked and evaluated dense
-        try:
+            if sp.issparse(Xb):
+                Xb = Xb.toarray()  # rows are stacked and evaluated dense
             with job_threads(self.n_jobs):
                 state = self._first_state(Xb) if first else self._current_state()
                 fitted = self._update(state, Xb)
-        except BaseException:
-            for k in ("n_features_in_", "feature_names_in_"):
-                self.__dict__.pop(k, None)
-            self.__dict__.update(names)
-            raise
         # the whole update succeeded: now the model changes (state the new one does not
         # have -- the exact mode's kernel values after a switch to bounded -- goes)
         for name in [k for k in self.__dict__ if k.endswith("_") and k not in fitted
@@ -456,7 +440,7 @@ n_features)
             gram = GrowingGram(dtype, self.n_jobs)
         else:
             t_old = gram.shifted_row_sums()
-            gram = _copy_gram(gram)  # the model is unchanged until the update succeeds
+            gram = gram.copy()  # the model is unchanged until the update succeeds
             if gram.dtype != dtype:
                 gram = gram.astype(dtype)
         k = min(int(self.n_components), N)
@@ -477,8 +461,8 @@ n_features)
             TV -= np.outer(t, V.sum(axis=0) / N)
             TV -= TV.mean(axis=0)[None, :]
             op = CenteredOperator(gram, gram.centering())
-            floor = N * np.finfo(dtype).eps * float(np.max(np.abs(gram.diag_k), initial=0.0))
-            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol, floor=floor)
+            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol,
+                                    floor=gram.noise_floor())
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
                                                      res.n_passes, res.converged)
         if not ok:
@@ -535,8 +519,7 @@ n_features)
         dtype = gram.dtype
         out_dtype = X.dtype
         res = finalize(EigenResult(values[:k].copy(), vectors[:, :k].copy(), "incremental"),
-                       noise_floor=N * np.finfo(dtype).eps * float(np.max(np.abs(gram.diag_k),
-                                                                           initial=0.0)))
+                       noise_floor=gram.noise_floor())
         w, V = res.values, res.vectors
         if w.shape[0] < k:  # fewer rows than components: the null direction completes them
             extra = k - w.shape[0]
@@ -545,13 +528,12 @@ n_features)
             null[:, 0] = 1 / np.sqrt(N)
             V = np.hstack([V, null])
         diag_k = gram.diag_k
-        trace = float(np.sum(gram.centering().train_diag(gram.diag())))
-        trace = max(trace, 0.0)
+        centering = gram.kernel_centering()
+        trace = max(float(np.sum(centering.train_diag(diag_k))), 0.0)  # trace of K~
         nz = np.flatnonzero(w)
         A = np.zeros(V.shape)
         A[:, nz] = V[:, nz] / np.sqrt(w[nz])
         raw = V * np.sqrt(w)
-        centering = gram.kernel_centering()
         space = FittedSubspace.from_dual(
             kernel, X, A, centering, basis_scores=raw, score_variance=w / N,
             norm_floor=norm_floor(diag_k, dtype), od_noise=od_noise(diag_k, dtype),
@@ -568,14 +550,8 @@ n_features)
             "subspace_": space,
         })
         sd, od = space.distances(raw, space.basis_sqnorms(diag_k))
-        fitted.update(self._outlier_attributes(space, sd, od))
+        fitted.update(outlier_statistics(space, sd, od, self.contamination))
         return fitted
-
-    def _outlier_attributes(self, space, sd, od) -> dict:
-        """What ``_set_outlier_statistics`` sets, computed without touching ``self``."""
-        probe = _Probe(space, self.contamination)
-        BaseKernelPCA._set_outlier_statistics(probe, sd, od)
-        return {k: v for k, v in vars(probe).items() if k.endswith("_")}
 
     # ------------------------------------------------------------------ bounded mode
     def _n_landmarks(self) -> int:
@@ -596,10 +572,8 @@ n_features)
         Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
         W0, red0 = _whiten(Kzz)
         shift = Kzz.mean(axis=0)
-        stats = FeatureStats.zeros(L)
-        for s in range(0, X.shape[0], 4096):
-            stats = stats + FeatureStats.of_block(
-                np.asarray(kernel.block(X[s : s + 4096], Z), dtype=np.float64), shift)
+        stats = accumulate(lambda Xb: np.asarray(kernel.block(Xb, Z), dtype=np.float64),
+                           row_blocks(X, 4096), shift, self.n_jobs)
         keep = rng.choice(X.shape[0], size=min(OUTLIER_SAMPLE, X.shape[0]), replace=False)
         out["outlier_sample_"] = X[np.sort(keep)].copy()
         out.update({"mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz,
@@ -669,7 +643,7 @@ n_features)
                             state["stream_seed_"])
         fitted["outlier_sample_"] = sample
         sd, od = space.distances(*space.raw_projection(sample))
-        fitted.update(self._outlier_attributes(space, sd, od))
+        fitted.update(outlier_statistics(space, sd, od, self.contamination))
         return fitted
 
     def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng):
@@ -755,16 +729,6 @@ n_features)
         return tags
 
 
-class _Probe:
-    """Stand-in with the attributes ``_set_outlier_statistics`` reads and sets."""
-
-    def __init__(self, space: FittedSubspace, contamination):
-        self.subspace_ = space
-        self.contamination = contamination
-
-    _od_cutoff = BaseKernelPCA._od_cutoff
-
-
 def _reservoir(sample, seen: int, Xb, seed: int) -> np.ndarray:
     """A uniform sample of at most :data:`OUTLIER_SAMPLE` rows of the stream
     (reservoir sampling, Vitter's algorithm R), updated with the batch ``Xb`` whose
@@ -808,26 +772,12 @@ def _sym(K: np.ndarray) -> np.ndarray:
 
 
 def _whiten(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``K^{-1/2}`` on the eigenvalues above 1e-10 of the largest (m, q), and each
+    """``K^{-1/2}`` (:func:`kpca.approx._base.inverse_sqrt`, rcond 1e-10), and each
     landmark's squared residual against the others, ``1 / [(K + eps I)^-1]_jj``, from
     the same eigendecomposition (a ridge of round-off size: a duplicated landmark
     counts as fully redundant, ~0, rather than as not redundant at all)."""
-    s, V = np.linalg.eigh(K)
+    W, s, V = inverse_sqrt(K, 1e-10)
     top = max(float(s.max(initial=0.0)), np.finfo(float).tiny)
     red = 1.0 / np.maximum((V**2) @ (1.0 / (np.maximum(s, 0.0) + 1e-10 * top)),
                            np.finfo(float).tiny)
-    keep = s > 1e-10 * top
-    if not keep.any():
-        keep = s >= s.max()
-        s = np.where(keep, 1.0, s)
-    return V[:, keep] / np.sqrt(s[keep])[None, :], red
-
-
-def _copy_gram(gram: GrowingGram) -> GrowingGram:
-    """A new object sharing the stored blocks (they are never written after being
-    added, so a failed update leaves the model's own object untouched)."""
-    out = GrowingGram(gram.dtype, gram.n_jobs)
-    out.blocks = list(gram.blocks)
-    out.shift, out.row_sums, out.diag_k = gram.shift, gram.row_sums, gram.diag_k
-    out.shape = gram.shape
-    return out
+    return W, red

@@ -300,6 +300,22 @@ class FeatureKernelPCA(BaseKernelPCA):
         return fp.block_rows(p, 8, self.block_size) * p * 8
 
 
+def inverse_sqrt(K: np.ndarray, rcond: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``K^{-1/2}`` of a landmark kernel matrix on its eigenvalues above ``rcond``
+    times the largest, shape (m, q), and the eigendecomposition ``(s, V)`` of ``K``.
+
+    An all-zero ``K`` keeps one (null) direction, so that the feature map is never
+    empty.
+    """
+    s, V = np.linalg.eigh(K)
+    smax = float(s.max()) if s.size else 0.0
+    keep = s > max(rcond * smax, np.finfo(np.float64).tiny)
+    if not keep.any():
+        keep = s >= s.max()  # all-zero kernel: one (null) direction
+        s = np.where(keep, 1.0, s)
+    return V[:, keep] / np.sqrt(s[keep])[None, :], s, V
+
+
 def landmark_subspace(kernel, landmarks, Kmm: np.ndarray, W: np.ndarray, mean: np.ndarray,
                       U: np.ndarray, lam: np.ndarray, noise: float, dtype: np.dtype
                       ) -> FittedSubspace:

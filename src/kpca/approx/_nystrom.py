@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import extend_init
 from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from ..operators import float32_eigen_error
-from ._base import FeatureKernelPCA, FeatureMap, take_rows
+from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, take_rows
 
 logger = logging.getLogger("kpca")
 
@@ -176,18 +176,12 @@ class NystromKernelPCA(FeatureKernelPCA):
         Z = np.asarray(Z, dtype=dtype)
         Kmm = _finite(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64))
         Kmm = 0.5 * (Kmm + Kmm.T)
-        s, V = np.linalg.eigh(Kmm)
         rcond = self.rcond
         if rcond is None:
             rcond = 1e-6 if dtype == np.float32 else 1e-10
-        smax = float(s.max()) if s.size else 0.0
-        keep = s > max(rcond * smax, np.finfo(np.float64).tiny)
-        if not keep.any():
-            keep = s >= s.max()  # all-zero kernel: one (null) direction
-            s = np.where(keep, 1.0, s)
-        W = V[:, keep] / np.sqrt(s[keep])[None, :]
+        W, _, _ = inverse_sqrt(Kmm, rcond)
         logger.info("Nystrom: %d landmarks (%s), %d kept by rcond=%g", m, self.landmarks,
-                    int(keep.sum()), rcond)
+                    W.shape[1], rcond)
         return FeatureMap(NystromMap(kernel, Z, dtype), kernel, W, Z, Kmm,
                           {"landmarks_": Z, "n_landmarks_": m, "normalization_": W})
 

@@ -111,19 +111,33 @@ class GrowingGram(KernelOperator):
         self.shape = (N, N)
         return Tb
 
+    def copy(self) -> GrowingGram:
+        """A new object sharing the stored blocks: they are never written after being
+        added, so appending to the copy leaves this one as it was."""
+        out = GrowingGram(self.dtype, self.n_jobs)
+        out.blocks = list(self.blocks)
+        out.shift, out.row_sums, out.diag_k = self.shift, self.row_sums, self.diag_k
+        out.shape = self.shape
+        return out
+
     def astype(self, dtype) -> GrowingGram:
         """The same matrix stored in ``dtype`` (a new object; used when a stream grows
         past the rows where float64 storage is the default)."""
-        out = GrowingGram(dtype, self.n_jobs)
+        out = self.copy()
+        out.dtype = np.dtype(dtype)
         out.blocks = [(r0, T.astype(dtype)) for r0, T in self.blocks]
-        out.shift, out.row_sums, out.diag_k = self.shift, self.row_sums, self.diag_k
-        out.shape = self.shape
         return out
 
     # ------------------------------------------------------------------ statistics
     def shifted_row_sums(self) -> np.ndarray:
         """``T 1 = K 1 - n a - (1^T a) 1`` (float64)."""
         return self.row_sums - self.n * self.shift - self.shift.sum()
+
+    def noise_floor(self) -> float:
+        """``n eps max K_ii``: eigenvalues of this size are round-off of the stored
+        matrix itself (the level the batch fit's post-processing sets to 0)."""
+        return self.n * float(np.finfo(self.dtype).eps) * float(
+            np.max(np.abs(self.diag_k), initial=0.0))
 
     def centering(self) -> Centering:
         """The centring of ``T`` (which is the centring of ``K``: ``H T H = H K H``)."""
