@@ -43,10 +43,15 @@ from sklearn.datasets import make_blobs
 
 from kpca import IncrementalKernelPCA, KernelPCA
 
-D, K = 20, 10
+D = 20
 
 
 def make_data(kind: str, n: int, seed: int) -> np.ndarray:
+    if kind == "digits":  # real data: 1797 images of 8 x 8 pixels, in a random order
+        from sklearn.datasets import load_digits
+
+        X = load_digits().data / 16.0
+        return X[np.random.default_rng(seed).permutation(len(X))][:n]
     if kind == "gauss":
         return np.random.default_rng(seed).standard_normal((n, D))
     X, _ = make_blobs(n, n_features=D, centers=20, cluster_std=3.0, random_state=seed)
@@ -73,8 +78,8 @@ def timed(fn, *args):
 def exact_part(X: np.ndarray, gamma: float, a) -> None:
     n, b = X.shape[0], a.batch
     print(f"\n## Exact mode: {n} rows in batches of {b}\n")
-    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, tol=a.tol)
-    checkpoints = {2500, 5000, a.at, 15000, n}
+    model = IncrementalKernelPCA(a.k, kernel="rbf", gamma=gamma, tol=a.tol)
+    checkpoints = {2500, 5000, a.at, 15000, n} & set(range(b, n + 1, b))
     rows = []
     t_inc = t_ref = 0.0
     at_model = None
@@ -86,7 +91,7 @@ def exact_part(X: np.ndarray, gamma: float, a) -> None:
             at_model = copy.copy(model)
         if a.skip_refit_all and N not in checkpoints:
             continue
-        ref, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X[:N])
+        ref, dr = timed(KernelPCA(a.k, kernel="rbf", gamma=gamma).fit, X[:N])
         t_ref += dr
         if N in checkpoints:
             rows.append((N, dt, model.n_passes_, str(model.gram_.dtype), dr,
@@ -109,13 +114,13 @@ def exact_part(X: np.ndarray, gamma: float, a) -> None:
         _, dt = timed(m.partial_fit, nxt)
         ups.append(dt)
         passes.append(m.n_passes_)
-        _, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X[: a.at + b])
+        _, dr = timed(KernelPCA(a.k, kernel="rbf", gamma=gamma).fit, X[: a.at + b])
         refs.append(dr)
     u, r = float(np.median(ups)), float(np.median(refs))
     if a.sklearn:  # scikit-learn's refit, once (its fastest solver for k = 10: arpack)
         from sklearn.decomposition import KernelPCA as SkKernelPCA
 
-        _, ds = timed(SkKernelPCA(K, kernel="rbf", gamma=gamma, eigen_solver="arpack",
+        _, ds = timed(SkKernelPCA(a.k, kernel="rbf", gamma=gamma, eigen_solver="arpack",
                                   random_state=0).fit, X[: a.at + b])
         print(f"\nscikit-learn KernelPCA(eigen_solver='arpack') refit on {a.at + b} rows: "
               f"{ds:.2f} s ({ds / u:.0f}x the update)")
@@ -128,14 +133,14 @@ def exact_part(X: np.ndarray, gamma: float, a) -> None:
 def bounded_part(X: np.ndarray, T: np.ndarray, gamma: float, a) -> None:
     n, b = X.shape[0], a.batch
     print(f"\n## Bounded mode: {n} rows in batches of {b}, against batch KernelPCA\n")
-    ref, dr = timed(KernelPCA(K, kernel="rbf", gamma=gamma).fit, X)
+    ref, dr = timed(KernelPCA(a.k, kernel="rbf", gamma=gamma).fit, X)
     Tr = ref.transform(T)
     print(f"batch KernelPCA on {n} rows: {dr:.2f} s\n")
     print("| landmarks | per-batch time, median (s) | max (s) | top-10 eigenvalue error "
           "(max rel.) | held-out alignment | landmark swaps |")
     print("|---|---|---|---|---|---|")
     for L in a.landmarks:
-        model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
+        model = IncrementalKernelPCA(a.k, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
         times = []
         for s in range(0, n, b):
             _, dt = timed(model.partial_fit, X[s : s + b])
@@ -149,7 +154,7 @@ def memory_part(gamma: float, a) -> None:
     rows, b = a.stream_rows, a.stream_batch
     L = a.landmarks[0]
     print(f"\n## Memory: {rows:,} rows streamed in batches of {b} (bounded, {L} landmarks)\n")
-    model = IncrementalKernelPCA(K, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
+    model = IncrementalKernelPCA(a.k, kernel="rbf", gamma=gamma, mode="bounded", max_rows=L)
     marks = {int(rows * f) // b * b: f for f in (0.1, 0.5, 1.0)}
     tracemalloc.start()
     t0 = time.perf_counter()
@@ -169,7 +174,10 @@ def memory_part(gamma: float, a) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", choices=["blobs", "gauss"], default="blobs")
+    p.add_argument("--data", choices=["blobs", "gauss", "digits"], default="blobs",
+                   help="digits: the 1797 real images (d = 64; use --n 1500 --at 1000 "
+                        "--batch 100 and the bounded/memory parts skipped)")
+    p.add_argument("--k", type=int, default=10, help="components")
     p.add_argument("--n", type=int, default=20000)
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--at", type=int, default=10000)
@@ -190,11 +198,11 @@ def main() -> None:
     warnings.simplefilter("ignore")
     X = make_data(a.data, a.n + 2000, seed=0)
     X, T = X[: a.n], X[a.n :]
-    gamma = 1.0 / (D * X[: a.batch].var())
+    gamma = 1.0 / (X.shape[1] * X[: a.batch].var())
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}, numpy {np.__version__}; load average at start "
           f"{os.getloadavg()[0]:.2f}")
-    print(f"data: {a.data}, d={D}, k={K}, RBF gamma={gamma:.4g}")
+    print(f"data: {a.data}, n={X.shape[0]}, d={X.shape[1]}, k={a.k}, RBF gamma={gamma:.4g}")
     if not a.skip_exact:
         exact_part(X, gamma, a)
     if not a.skip_bounded:

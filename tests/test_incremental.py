@@ -43,6 +43,17 @@ KERNELS = {
 
 
 # ----------------------------------------------------------------------------- helpers
+@pytest.fixture(autouse=True)
+def _update_path(monkeypatch, request):
+    """These tests check the update itself: where KernelPCA's rule would pick the dense
+    solver (small n, many components), the estimator decomposes the stored matrix
+    instead, so the rule is switched off here except for the tests of that shortcut."""
+    if "dense_rule" not in request.keywords:
+        import kpca._incremental as inc
+
+        monkeypatch.setattr(inc, "choose_solver", lambda n, k, **kw: "krylov")
+
+
 def _data(n, d=4, seed=0):
     """Anisotropic Gaussian rows: distinct eigenvalues for every kernel above."""
     rng = np.random.default_rng(seed)
@@ -885,3 +896,17 @@ def test_bounded_landmarks_follow_a_drifting_stream():
     ref = KernelPCA(3, kernel="rbf", gamma=0.3).fit(Y)
     assert np.mean(model.X_fit_[:, 0] > 3) >= 0.2  # measured 0.32
     assert np.all(model.eigenvalues_ / ref.eigenvalues_ >= 0.8)  # measured 0.86-0.98
+
+
+@pytest.mark.dense_rule
+def test_small_problems_decompose_the_stored_matrix():
+    """Where KernelPCA's rule picks LAPACK (here 1,100 rows, k = 32), an update
+    decomposes the stored matrix (no pass, no kernel re-evaluation) and equals the
+    batch fit."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data[:1100] / 16.0
+    model = IncrementalKernelPCA(32, gamma=0.05).partial_fit(X[:1000]).partial_fit(X[1000:])
+    assert model.n_passes_ == 0
+    ref = KernelPCA(32, kernel="rbf", gamma=0.05, eigen_solver="dense").fit(X)
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
