@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from contextlib import nullcontext
 from numbers import Integral, Real
 from typing import Any
 
@@ -52,6 +53,7 @@ from .operators import (
     GrowingGram,
     NewColumns,
     float32_eigen_error,
+    kernel_rows,
     storage_dtype,
 )
 from .solvers import (
@@ -82,8 +84,11 @@ SWAP_MARGIN = 10.0
 MAX_SWAP_FRACTION = 0.05
 #: rows per block row when a loaded model's kernel values are recomputed
 REBUILD_ROWS = 1024
-#: extra Ritz pairs kept beyond n_components (see :func:`guard_vectors`)
-GUARD = (1.0, 10)
+#: extra Ritz pairs kept beyond n_components (see :func:`guard_vectors`): 2k + 10
+#: (measured at 10,000 rows, k = 10, batches of 500: against k + 10, one refinement
+#: pass instead of two on clustered data, ~40 ms saved; ~20 ms more on an isotropic
+#: Gaussian, which takes two either way; docs/scaling.md)
+GUARD = (2.0, 10)
 
 
 def guard_vectors(k: int) -> int:
@@ -426,6 +431,24 @@ n_features)
             kernel, X, random_state=0))
 
     def _exact_update(self, state: dict, Xb) -> dict:
+        n, b = state["X_fit_"].shape[0], Xb.shape[0]
+        N = n + b
+        k = min(int(self.n_components), N)
+        m = min(int(self.n_components) + guard_vectors(int(self.n_components)), max(N - 1, 0))
+        rule = choose_solver(N, k)
+        # the first batch; or a problem so small that KernelPCA itself would take
+        # LAPACK or ARPACK on the stored matrix: solving the stored matrix the same way
+        # then beats an update (measured on digits, 1,100 rows, k = 32 / 64: refits of
+        # 26 / 119 ms against updates of 100 / 386 ms; docs/scaling.md)
+        batch = n == 0 or m == 0 or state.get("ritz_vectors_") is None or rule != "krylov"
+        # an update's own algebra runs on one BLAS thread, its kernel values and pass
+        # on worker threads: BLAS threads left spinning by a two-thread call slow the
+        # workers (at n = 10,000 a pass took 66-80 ms after two-thread algebra and
+        # 33-45 ms after one-thread, the batch's kernel values 31 ms against 6-10 ms)
+        with nullcontext() if batch else blas_threads(1):
+            return self._exact_step(state, Xb, k, m, rule, batch)
+
+    def _exact_step(self, state: dict, Xb, k: int, m: int, rule: str, batch: bool) -> dict:
         kernel = state["kernel_"]
         X_old = state["X_fit_"]
         n, b = X_old.shape[0], Xb.shape[0]
@@ -436,16 +459,8 @@ n_features)
             gram = self._rebuild_gram(kernel, X_old)  # after loading a saved model
         dtype = self._storage(X, N, kernel, gram)
         # the new kernel values, evaluated in the storage precision (as a batch fit's)
-        B = np.asarray(kernel.block_prepared(Xb, kernel.prepare(X, dtype)), dtype=dtype)
-        if kernel.constant_diag is not None:
-            B[np.arange(b), n + np.arange(b)] = kernel.constant_diag
-        if not np.all(np.isfinite(B)):
-            raise ValueError(
-                "the kernel values of this batch are not finite (overflow): check the kernel "
-                "parameters (degree, gamma, coef0) or scale the data."
-            )
-        if not B.flags.owndata:  # the store overwrites it: never a kernel's own array
-            B = B.copy()
+        # (GrowingGram.append checks that they are finite)
+        B = kernel_rows(kernel, Xb, X, dtype=dtype, n_jobs=self.n_jobs, diag_start=n)
         if gram is None:
             gram = GrowingGram(dtype, self.n_jobs)
         else:
@@ -453,39 +468,31 @@ n_features)
             gram = gram.copy()  # the model is unchanged until the update succeeds
             if gram.dtype != dtype:
                 gram = gram.astype(dtype)
-        k = min(int(self.n_components), N)
-        m = min(int(self.n_components) + guard_vectors(int(self.n_components)), max(N - 1, 0))
         tol = default_rtol(self.tol, dtype)
-        rule = choose_solver(N, k)
-        if n == 0 or m == 0 or state.get("ritz_vectors_") is None or rule != "krylov":
-            # the first batch; or a problem so small that KernelPCA itself would take
-            # LAPACK or ARPACK on the stored matrix: solving the stored matrix the same
-            # way then beats an update (measured on digits, 1,100 rows, k = 32 / 64:
-            # refits of 26 / 119 ms against updates of 100 / 386 ms; docs/scaling.md)
+        if batch:
             gram.append(B)
             # (guard pairs only for a stream that goes on with updates)
             values, vectors, products, passes, ok = self._batch_solve(
                 gram, m if rule == "krylov" else min(k, m), rule)
         else:
-            Tb = gram.append(B)
             V = state["ritz_vectors_"]
-            # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
             TV = np.empty((N, V.shape[1]))
+            Tb = gram.append(B, V, out=TV[n:])  # and T_bn V
+            # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
             TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
-            TV[n:] = Tb[:, :n] @ V.astype(Tb.dtype)
-            # centred products K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
             t = gram.shifted_row_sums()
+            new = NewColumns(Tb, t, self.n_jobs)
+            # centred products K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
             TV -= np.outer(t, V.sum(axis=0) / N)
             TV -= TV.mean(axis=0)[None, :]
             op = CenteredOperator(gram, gram.centering())
-            res = extend_eigenpairs(op, V, TV, NewColumns(Tb, t), k, m, tol=tol,
-                                    floor=gram.noise_floor())
+            res = extend_eigenpairs(op, V, TV, new, k, m, tol=tol, floor=gram.noise_floor())
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
                                                      res.n_passes, res.converged)
         if not ok:
             warnings.warn(
                 f"IncrementalKernelPCA: the update did not reach the residual target {tol:g} "
-                f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=4)
+                f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=5)
         return self._exact_attributes(state, X, gram, kernel, values, vectors, products,
                                       passes, k)
 
@@ -530,11 +537,8 @@ n_features)
         rows = REBUILD_ROWS
         for s in range(0, X.shape[0], rows):  # block row by block row, in place
             e = min(X.shape[0], s + rows)
-            B = np.asarray(kernel.block_prepared(X[s:e], kernel.prepare(X[:e], dtype)),
-                           dtype=dtype)
-            if kernel.constant_diag is not None:
-                B[np.arange(e - s), s + np.arange(e - s)] = kernel.constant_diag
-            gram.append(B if B.flags.owndata else B.copy())
+            gram.append(kernel_rows(kernel, X[s:e], X[:e], dtype=dtype, n_jobs=self.n_jobs,
+                                    diag_start=s))
         logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", X.shape[0])
         return gram
 

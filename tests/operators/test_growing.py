@@ -14,7 +14,7 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kpca.operators._growing as growing
-from kpca.operators import CenteredOperator, GrowingGram
+from kpca.operators import CenteredOperator, GrowingGram, NewColumns
 
 GAMMA = 0.3
 #: storage precision -> relative tolerance of values and products
@@ -253,3 +253,45 @@ def test_bytes_for_bounds_the_storage():
             gram, _ = _grow(X, sizes, dtype)
             n = X.shape[0]
             assert gram.nbytes <= GrowingGram.bytes_for(n, np.dtype(dtype).itemsize)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES.values()), ids=list(SIZES))
+def test_append_computes_the_new_rows_products_with_v(sizes, dtype, block_rows):
+    # T_bn V, written while the new block is shifted, equals the dense shifted rows times V
+    X = _rows(sum(sizes) + 9)
+    gram, _ = _grow(X[:-9], sizes, dtype)
+    n = gram.n
+    V = np.random.default_rng(1).normal(size=(n, 4))
+    out = np.full((9, 4), np.nan)
+    Tb = gram.append(rbf_kernel(X[n:], X, gamma=GAMMA).astype(dtype), V, out=out)
+    T = gram.to_dense().astype(np.float64)
+    assert _rel(Tb.astype(np.float64), T[n:]) <= TOL[dtype]
+    assert _rel(out, T[n:, :n] @ V) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_append_of_non_finite_values_raises_and_stores_nothing(bad):
+    X = _rows(6)
+    gram, _ = _grow(X[:4], [4])
+    before = gram.to_dense().copy()
+    B = rbf_kernel(X[4:], X, gamma=GAMMA)
+    B[1, 2] = bad
+    with pytest.raises(ValueError, match="not finite"):
+        gram.append(B)
+    assert gram.shape == (4, 4)
+    np.testing.assert_array_equal(gram.to_dense(), before)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_new_columns_are_the_centred_matrix_columns_of_the_new_rows(dtype, block_rows):
+    # NewColumns (its products and its new block) against the dense centred matrix
+    X = _rows(50)
+    gram, _ = _grow(X[:41], [20, 1, 20], dtype)
+    Tb = gram.append(rbf_kernel(X[41:], X, gamma=GAMMA).astype(dtype))
+    new = NewColumns(Tb, gram.shifted_row_sums())
+    K = rbf_kernel(X, gamma=GAMMA)
+    E = (_H(50) @ K @ _H(50))[:, 41:]
+    U = np.random.default_rng(2).normal(size=(9, 3))
+    assert _rel(new.matmat(U), E @ U) <= 10 * TOL[dtype]
+    assert _rel(new.new_block(), E[41:]) <= 10 * TOL[dtype]

@@ -8,6 +8,7 @@ from ._gram import (
     FLOAT64_MAX_ROWS,
     float32_eigen_error,
     gram_matrix,
+    kernel_rows,
     n_threads,
     storage_dtype,
 )
@@ -28,5 +29,6 @@ __all__ = [
     "float32_eigen_error",
     "storage_dtype",
     "gram_matrix",
+    "kernel_rows",
     "n_threads",
 ]

@@ -71,6 +71,49 @@ def gram_matrix(
     return K, sums / n
 
 
+def kernel_rows(
+    kernel: Kernel, X: Any, Y: Any, *, dtype: Any, n_jobs: int | None = None,
+    diag_start: int | None = None,
+) -> np.ndarray:
+    """``k(X, Y)`` evaluated by ``n_jobs`` threads in cache-sized row blocks (as
+    :func:`gram_matrix`), in ``dtype``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel.
+    X : array-like of shape (b, d)
+    Y : array-like of shape (N, d)
+    dtype : float32 or float64
+    n_jobs : int or None
+    diag_start : int, default=None
+        Row ``i`` of ``X`` is row ``diag_start + i`` of ``Y``: those entries are set
+        to the kernel's constant diagonal exactly, whatever the round-off.
+
+    Returns
+    -------
+    ndarray of shape (b, N), dtype ``dtype`` (a new array)
+    """
+    b = X.shape[0]
+    dtype = np.dtype(dtype)
+    N = Y.shape[0]
+    prep = kernel.prepare(Y, dtype)
+    out = np.empty((b, N), dtype=dtype)
+    rows = int(max(8, min(max(b, 1), BLOCK_BYTES // max(1, N * dtype.itemsize))))
+    diag_value = kernel.constant_diag if diag_start is not None else None
+
+    def work(start: int) -> None:
+        stop = min(b, start + rows)
+        blk = out[start:stop]
+        kernel.block_prepared(X[start:stop], prep, out=blk)
+        if diag_value is not None:
+            idx = np.arange(start, stop)
+            blk[idx - start, diag_start + idx] = diag_value
+
+    run_blocks(work, range(0, b, rows), n_threads(n_jobs))
+    return out
+
+
 #: unit round-off of float32 (half the machine epsilon)
 _U32 = float(np.finfo(np.float32).eps) / 2
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._parallel import run_blocks
+from .._parallel import matmul_rows, run_blocks
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
@@ -61,8 +61,13 @@ class GrowingGram(KernelOperator):
         self.diag_k = np.zeros(0)
 
     # ------------------------------------------------------------------ growth
-    def append(self, B: np.ndarray) -> np.ndarray:
+    def append(self, B: np.ndarray, V: np.ndarray | None = None,
+               out: np.ndarray | None = None) -> np.ndarray:
         """Add ``b`` rows given their kernel values ``B = k(X_new, X_all)``.
+
+        Work is done by row blocks on worker threads, in two reads of ``B``: the
+        sums, then the shift (and the product with ``V``) while each block is in
+        cache.
 
         Parameters
         ----------
@@ -70,11 +75,20 @@ class GrowingGram(KernelOperator):
             Kernel values of the new rows against all rows, old ones first, the new
             ones last. Overwritten: it becomes the shifted block (in the storage
             dtype when it is given in it, which saves a copy).
+        V : ndarray of shape (n, q), optional
+            With ``out``: ``T_bn V``, the new rows' shifted values against the old
+            rows times ``V``, is written into ``out`` (float64, shape (b, q)).
+        out : ndarray of shape (b, q), optional
 
         Returns
         -------
         Tb : ndarray of shape (b, n + b)
             The shifted values of the new rows, ``B - a_new 1^T - 1 a^T``, as stored.
+
+        Raises
+        ------
+        ValueError
+            If a kernel value is not finite; nothing is stored then.
         """
         n = self.n
         b, N = B.shape
@@ -82,16 +96,44 @@ class GrowingGram(KernelOperator):
             raise ValueError(f"append: expected {n + b} columns, got {N}")
         if B.dtype != self.dtype:
             B = B.astype(self.dtype)
-        new_sums = B.sum(axis=1, dtype=np.float64)
-        row_sums = np.concatenate([self.row_sums + B[:, :n].sum(axis=0, dtype=np.float64),
-                                   new_sums])
+        rows = int(max(8, PIECE_BYTES // max(1, N * B.itemsize)))
+        starts = range(0, b, rows)
+        workers = min(n_threads(self.n_jobs), len(starts))
+        new_sums = np.empty(b)
+
+        def sums(r0: int) -> np.ndarray:
+            blk = B[r0 : r0 + rows]
+            new_sums[r0 : r0 + rows] = blk.sum(axis=1, dtype=np.float64)
+            return blk[:, :n].sum(axis=0, dtype=np.float64)
+
+        col_sums = np.zeros(n)
+        for part in run_blocks(sums, starts, workers):
+            col_sums += part
+        # a non-finite value makes its row's float64 sum non-finite (a float32 or
+        # float64 kernel value cannot overflow it otherwise): checked before any write
+        if not np.all(np.isfinite(new_sums)):
+            raise ValueError(
+                "the kernel values of this batch are not finite (overflow): check the "
+                "kernel parameters (degree, gamma, coef0) or scale the data."
+            )
+        row_sums = np.concatenate([self.row_sums + col_sums, new_sums])
         grand = row_sums.sum() / (N * N)
         a_new = new_sums / N - grand / 2
         shift = np.concatenate([self.shift, a_new])
         diag = np.diagonal(B[:, n:]).astype(np.float64)
-        B -= a_new.astype(self.dtype)[:, None]
-        B -= shift.astype(self.dtype)[None, :]
+        a_cast, shift_cast = a_new.astype(self.dtype), shift.astype(self.dtype)
+        Vs = None if V is None or out is None else np.asarray(V, dtype=self.dtype)
+
+        def finish(r0: int) -> None:
+            blk = B[r0 : r0 + rows]
+            blk -= a_cast[r0 : r0 + rows, None]
+            blk -= shift_cast[None, :]
+            if Vs is not None:
+                out[r0 : r0 + rows] = blk[:, :n] @ Vs
+
+        run_blocks(finish, starts, workers)
         # the new rows' own block: exactly symmetric, whatever the rounding order
+        # (after the product: it touches only the new columns)
         D = B[:, n:]
         D += D.T.copy()
         D *= 0.5
@@ -227,32 +269,28 @@ class NewColumns:
         The new rows as :meth:`GrowingGram.append` returned them.
     t : ndarray of shape (N,)
         :meth:`GrowingGram.shifted_row_sums` after the append.
+    n_jobs : int or None
+        Worker threads of a product.
     """
 
-    def __init__(self, Tb: np.ndarray, t: np.ndarray):
+    def __init__(self, Tb: np.ndarray, t: np.ndarray, n_jobs: int | None = None):
         self.Tb = Tb
+        self.workers = n_threads(n_jobs)
         self.t = np.asarray(t, dtype=np.float64)
         self.b, self.N = Tb.shape
         self.n = self.N - self.b
-        # column means of T_b^T - t 1^T / N (the part H removes)
-        self._col_means = Tb.mean(axis=1, dtype=np.float64) - self.t.mean() / self.N
+        # column means of T_b^T - t 1^T / N (the part H removes); T_b 1 = t[n:]
+        self._col_means = (self.t[self.n:] - self.t.mean()) / self.N
 
     def _cast(self, A: np.ndarray) -> np.ndarray:
         return np.asarray(A, dtype=self.Tb.dtype)
 
     def matmat(self, U: np.ndarray) -> np.ndarray:
         """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64."""
-        Y = (self.Tb.T @ self._cast(U)).astype(np.float64)
+        Y = matmul_rows(self.Tb.T, self._cast(U), self.workers).astype(np.float64)
         Y -= np.outer(self.t / self.N, U.sum(axis=0))
         Y -= (self._col_means @ U)[None, :]
         return Y
-
-    def rmatmat_old(self, V: np.ndarray) -> np.ndarray:
-        """``E^T [V; 0]`` for ``V`` of shape (n, q) orthogonal to the constant vector
-        (``H [V; 0] = [V; 0]``): shape (b, q), float64."""
-        out = (self.Tb[:, : self.n] @ self._cast(V)).astype(np.float64)
-        out -= (self.t[: self.n] @ V)[None, :] / self.N
-        return out
 
     def new_block(self) -> np.ndarray:
         """``E[n:]``, the (b, b) block among the new rows (float64)."""
