@@ -34,12 +34,13 @@ def dense_wrapped(kernel, X, K):
     return center(DenseOperator(K.copy(), owned=False), inplace=False)
 
 
-def _tiled(memory_limit, inplace, n_jobs=2):
+def _tiled(memory_limit, inplace, n_jobs=2, piece=None):
     def make(kernel, X, K):
         # tile=7 on 40 rows: 6 x 6 tiles with a ragged last one; a budget of a few
-        # tiles keeps some and recomputes the rest on every pass
+        # tiles keeps some and recomputes the rest on every pass; piece=(2, 3): the
+        # recomputed tiles in ragged pieces (square ones on the diagonal tiles)
         op = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=memory_limit,
-                                 n_jobs=n_jobs, tile=7)
+                                 n_jobs=n_jobs, tile=7, piece=piece)
         return center(op, inplace=inplace)
 
     return make
@@ -60,6 +61,9 @@ BACKENDS = {
     "tiled-partly-stored": _tiled(2 * 7 * 7 * 8 + 5 * 7 * 7 * 8, True),
     "tiled-matrix-free": _tiled(2 * 7 * 7 * 8, True),
     "tiled-matrix-free-1-thread": _tiled(7 * 7 * 8, True, n_jobs=1),
+    "tiled-matrix-free-pieces": _tiled(2 * 7 * 7 * 8, True, piece=(2, 3)),
+    "tiled-partly-stored-pieces": _tiled(2 * 7 * 7 * 8 + 5 * 7 * 7 * 8, True, piece=(3, 2)),
+    "tiled-matrix-free-uncentred-pieces": _tiled(2 * 7 * 7 * 8, False, piece=(2, 3)),
     "tiled-wrapped": _tiled(None, False),
     "dask": dask_backend,
 }

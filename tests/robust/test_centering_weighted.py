@@ -62,7 +62,8 @@ def test_expansion_reproduces_the_feature_vector(setup):
     np.testing.assert_allclose(C @ X, theta + Y @ F.T, atol=1e-9)
 
 
-@pytest.mark.parametrize("backend", ["wrapper", "dense-inplace", "tiled-stored", "tiled-free"])
+@pytest.mark.parametrize("backend", ["wrapper", "dense-inplace", "tiled-stored", "tiled-free",
+                                     "tiled-free-pieces"])
 def test_operators_apply_weights_and_scale(setup, backend):
     X, T, K, c, theta, Phi, s = setup
     ref = Phi @ Phi.T
@@ -75,8 +76,8 @@ def test_operators_apply_weights_and_scale(setup, backend):
     else:
         limit = None if backend == "tiled-stored" else 0 + 10**6
         base = TiledKernelOperator(Linear(), X, dtype=np.float64, tile=6, memory_limit=limit,
-                                   n_jobs=1)
-        if backend == "tiled-free":
+                                   n_jobs=1, piece=(4, 5) if backend.endswith("pieces") else None)
+        if backend.startswith("tiled-free"):
             base._keep = set()  # recompute every tile on every pass
             base._store.clear()
         op, _ = center(base, inplace=True, centering=c)

@@ -30,6 +30,11 @@ from ._gram import n_threads
 
 logger = logging.getLogger("kpca")
 
+#: a tile that is not stored is evaluated and multiplied in pieces of this many rows
+#: and columns (float32: 512 KB, in a core's L2), in one buffer per worker and pass
+FUSED_ROWS = 256
+FUSED_COLS = 512
+
 
 def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: int = 1) -> int:
     """Tile side: large enough for efficient BLAS, small enough (<= 16 MB) to keep
@@ -67,6 +72,10 @@ class TiledKernelOperator(KernelOperator):
         A block whose product with ``K`` is computed in the construction pass
         (fused with the row sums), for :meth:`initial_block`: an iterative solver
         then starts without spending a pass of its own.
+    piece : (int, int), default=None
+        Rows and columns of the pieces in which a tile that is not stored is
+        evaluated and multiplied (default ``(FUSED_ROWS, FUSED_COLS)``). Tests pass
+        tiny values to force many pieces.
 
     Notes
     -----
@@ -85,6 +94,7 @@ class TiledKernelOperator(KernelOperator):
         tile: int | None = None,
         progress=None,
         probe: np.ndarray | None = None,
+        piece: tuple[int, int] | None = None,
     ):
         self.kernel = kernel
         self.X = X
@@ -92,6 +102,7 @@ class TiledKernelOperator(KernelOperator):
         self.shape = (n, n)
         self.dtype = np.dtype(dtype)
         self.progress = progress
+        self.piece = piece or (FUSED_ROWS, FUSED_COLS)
         cores = n_threads(n_jobs)
         side = tile or tile_size(n, self.dtype.itemsize, memory_limit, cores)
         self.bounds = list(range(0, n, side)) + [n]
@@ -195,12 +206,21 @@ class TiledKernelOperator(KernelOperator):
             order.sort(key=lambda t: t in self._store)
         groups = [order[w :: self.workers] for w in range(self.workers)]
 
+        shift = self._centering_rows()
+
         def work(group: list[int]) -> np.ndarray:
             W = np.zeros((n, b), dtype=np.float64)
+            buf = None
             for t in group:
                 i, j = self.tiles[t]
                 r0, r1 = self.bounds[i], self.bounds[i + 1]
                 c0, c1 = self.bounds[j], self.bounds[j + 1]
+                if t not in self._store and not (build and t in self._keep):
+                    # recomputed: evaluated and multiplied piece by piece in cache
+                    if buf is None:
+                        buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
+                    self._fused_tile(t, V, W, buf, shift)
+                    continue
                 T = self._tile(t, build)
                 W[r0:r1] += T @ V[c0:c1]
                 if i != j:
@@ -221,6 +241,63 @@ class TiledKernelOperator(KernelOperator):
         if self.progress is not None:
             self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
         return out
+
+    def _centering_rows(self):
+        """``(r, r - g, s)`` in the storage dtype for centring recomputed pieces
+        (``None`` where there is no centring or no scale), once per pass."""
+        c = self.centering
+        if c is None:
+            return None
+        r = c.row_means.astype(self.dtype) if c.enabled else None
+        rg = (c.row_means - c.grand_mean).astype(self.dtype) if c.enabled else None
+        sc = c.scale.astype(self.dtype) if c.scale is not None else None
+        return r, rg, sc
+
+    def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
+                    shift) -> None:
+        """``W += K_IJ V_J`` (and ``K_IJ^T V_I`` below the diagonal) for a tile that
+        is not stored, in pieces of ``piece`` rows and columns (square ones of
+        ``piece[0]`` on a diagonal tile, whose pieces above the diagonal are the
+        mirrors of those below): each piece is evaluated, exponentiated, centred and
+        multiplied while it is in cache, in one buffer reused for the whole pass (no
+        tile-sized temporaries, no fresh pages)."""
+        i, j = self.tiles[t]
+        r0, r1 = self.bounds[i], self.bounds[i + 1]
+        c0, c1 = self.bounds[j], self.bounds[j + 1]
+        rows, cols = self.piece
+        for a0 in range(r0, r1, rows):
+            a1 = min(r1, a0 + rows)
+            if i != j:
+                for e0 in range(c0, c1, cols):
+                    e1 = min(c1, e0 + cols)
+                    P = self._piece(a0, a1, e0, e1, buf, shift)
+                    W[a0:a1] += P @ V[e0:e1]
+                    W[e0:e1] += P.T @ V[a0:a1]
+                continue
+            for e0 in range(r0, a0 + 1, rows):
+                e1 = min(r1, e0 + rows)
+                P = self._piece(a0, a1, e0, e1, buf, shift)
+                W[a0:a1] += P @ V[e0:e1]
+                if e0 != a0:
+                    W[e0:e1] += P.T @ V[a0:a1]
+
+    def _piece(self, a0: int, a1: int, e0: int, e1: int, buf: np.ndarray, shift
+               ) -> np.ndarray:
+        """Rows ``a0:a1``, columns ``e0:e1`` of the (centred) kernel matrix, written
+        into ``buf``."""
+        P = buf[: (a1 - a0) * (e1 - e0)].reshape(a1 - a0, e1 - e0)
+        self.kernel.block_prepared(self.X[a0:a1], self._prep[e0:e1], out=P)
+        if a0 == e0 and self.kernel.constant_diag is not None:
+            np.fill_diagonal(P, self.kernel.constant_diag)
+        if shift is not None:
+            r, rg, sc = shift
+            if r is not None:
+                P -= r[a0:a1, None]
+                P -= rg[None, e0:e1]
+            if sc is not None:
+                P *= sc[a0:a1, None]
+                P *= sc[None, e0:e1]
+        return P
 
     def matmat(self, V):
         V = np.asarray(V)
