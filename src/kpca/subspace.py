@@ -40,6 +40,10 @@ logger = logging.getLogger("kpca")
 
 #: bytes of kernel rows evaluated at once by one ``transform`` thread (rows x m)
 TRANSFORM_BLOCK_BYTES = 32 * 2**20
+#: rows and columns of the pieces of kernel rows that ``transform`` evaluates and
+#: multiplies in cache (float32: 512 KB)
+FUSED_ROWS = 256
+FUSED_COLS = 512
 #: bytes of one (points x expansion points) float64 block of the pre-image methods
 BLOCK_BYTES = 32 * 2**20
 
@@ -222,8 +226,11 @@ class FittedSubspace:
         X's float dtype).
 
         Raw scores ``y_l(t)``, divided by ``||phi(t) - theta||`` when
-        :attr:`normalize`. Evaluated in row blocks of at most ``block_bytes`` of
-        kernel rows on ``n_jobs`` threads (one BLAS thread each).
+        :attr:`normalize`. Dense rows of a vector kernel are evaluated and multiplied
+        in cache-sized pieces (``FUSED_ROWS x FUSED_COLS``), each piece's product in
+        the precision of the kernel values (:attr:`rows_dtype`) and summed in
+        ``dtype``; other inputs in row blocks of at most ``block_bytes`` of kernel
+        rows. Either way on ``n_jobs`` threads (one BLAS thread each).
         """
         if dtype is not None:
             dt = np.dtype(dtype)
@@ -240,6 +247,9 @@ class FittedSubspace:
         b = self.offset.astype(dt)
         out = np.empty((X.shape[0], self.k), dtype=dt)
         workers = n_threads(n_jobs)
+        if self._fusable(X):
+            self._transform_fused(X, C, b, out, workers)
+            return self._checked(out)
         row_bytes = self.n * max(np.dtype(self.rows_dtype).itemsize, dt.itemsize)
         rows = max(1, block_bytes // max(1, row_bytes))
         prep = self.prepare()
@@ -259,12 +269,61 @@ class FittedSubspace:
         single = len(starts) <= 1 or workers <= 1
         with job_threads(n_jobs) if single else nullcontext():
             run_blocks(work, starts, workers)
+        return self._checked(out)
+
+    @staticmethod
+    def _checked(out: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(out)):
             raise ValueError(
                 "the kernel between these rows and the training rows overflows (non-finite "
                 "values): scale the data or change the kernel parameters (degree, gamma, coef0)."
             )
         return out
+
+    def _fusable(self, X: Any) -> bool:
+        """Whether ``transform`` can evaluate kernel rows in cache-sized pieces: dense
+        numeric rows against dense expansion points of a vector kernel."""
+        return (self.features is None and not self.precomputed and isinstance(X, np.ndarray)
+                and isinstance(self.basis, np.ndarray) and X.dtype.kind == "f"
+                and self.basis.dtype.kind == "f" and X.shape[0] > 0)
+
+    def _transform_fused(self, X: np.ndarray, C: np.ndarray, b: np.ndarray,
+                         out: np.ndarray, workers: int) -> None:
+        """``transform`` in pieces of ``FUSED_ROWS x FUSED_COLS`` kernel values, each
+        evaluated and multiplied while it is in cache (a block of rows never goes to
+        memory); with :attr:`normalize`, ``k(t, Z) @ center`` rides on the same
+        product as one more column."""
+        dt = out.dtype
+        rows_dt = np.dtype(self.rows_dtype)
+        k, m = self.k, self.n
+        norm = self.normalize and self.center is not None
+        Ca = np.hstack([C, self.center.astype(dt)[:, None]]) if norm else C
+        # each piece's product in the precision of its kernel values (a float32 piece
+        # times float64 coefficients would first be copied to float64), summed over
+        # pieces in the output's
+        Cr = Ca.astype(np.result_type(rows_dt, np.float32), copy=False)
+        prep = self.prepare()
+
+        def work(start: int) -> None:
+            Xb = X[start : start + FUSED_ROWS]
+            r = Xb.shape[0]
+            acc = np.zeros((r, Ca.shape[1]), dtype=dt)
+            buf = np.empty(r * FUSED_COLS, dtype=rows_dt)
+            for c0 in range(0, m, FUSED_COLS):
+                c1 = min(m, c0 + FUSED_COLS)
+                P = buf[: r * (c1 - c0)].reshape(r, c1 - c0)
+                self.kernel.block_prepared(Xb, prep[c0:c1], out=P)
+                acc += P @ Cr[c0:c1]
+            Y = acc[:, :k] - b
+            if self.normalize:
+                sq = np.asarray(self.kernel_diag(Xb), dtype=np.float64)
+                if norm:
+                    sq = sq - 2.0 * acc[:, k].astype(np.float64) + self.center_sqnorm
+                sq = np.maximum(sq, 0.0)
+                Y /= np.maximum(np.sqrt(sq), self.norm_floor).astype(dt)[:, None]
+            out[start : start + r] = Y
+
+        run_blocks(work, range(0, X.shape[0], FUSED_ROWS), workers)
 
     def raw_projection(self, X: Any, *, kernel_diag: Any = None,
                        block_bytes: int = BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
