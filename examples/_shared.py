@@ -67,12 +67,19 @@ def use_agg() -> bool:
     return True
 
 
+#: close each figure once it is saved (``kpca demo``, the scripts); the documentation's
+#: gallery (docs/gallery) sets it to False to show the figures on its pages
+CLOSE_FIGURES = True
+
+
 def save(fig: Any, path: Path) -> Path:
-    """Save ``fig`` atomically (:func:`kpca.plotting.save_figure`) and close it."""
+    """Save ``fig`` atomically (:func:`kpca.plotting.save_figure`) and close it
+    (unless :data:`CLOSE_FIGURES` is False)."""
     from kpca.plotting import save_figure
 
     save_figure(fig, path)
-    pyplot().close(fig)
+    if CLOSE_FIGURES:
+        pyplot().close(fig)
     return path
 
 
