@@ -10,7 +10,8 @@ import sys
 
 import numpy as np
 import pytest
-from _cli import terminal_stderr
+from _cli import clean_error, terminal_stderr
+from _cli import run as run_cli
 from sklearn.decomposition import KernelPCA as SkKernelPCA
 from sklearn.linear_model import LogisticRegression
 
@@ -437,3 +438,24 @@ def test_solver_tolerance_and_passes_reach_the_estimator(capsys, data_csv, tmp_p
                       ("--max-iter", "2.5"), ("--eigen-solver", "lobpcg")):
         code, _, err = run(capsys, "fit", data_csv, flag, bad, "--save", model)
         _assert_clean_error(code, err, flag)
+
+
+@pytest.mark.parametrize("typo, meant", [("--kernal", "--kernel"), ("--gama=2", "--gamma"),
+                                         ("--estimater", "--estimator")])
+def test_a_mistyped_flag_shows_the_commands_usage_and_the_flag_meant(tmp_path, capsys, typo,
+                                                                     meant):
+    data = tmp_path / "x.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(20, 3)), delimiter=",")
+    code, out, err = run_cli(capsys, "fit-transform", data, typo, "rbf")
+    clean_error(code, err, f"unrecognized arguments: {typo}", f"did you mean {meant}?")
+    assert err.startswith("usage: kpca fit-transform ")  # the command's, not kpca's
+    assert out == ""
+
+
+def test_an_unknown_argument_without_a_close_flag_has_no_hint(tmp_path, capsys):
+    data = tmp_path / "x.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(20, 3)), delimiter=",")
+    code, _, err = run_cli(capsys, "transform", "--model", tmp_path / "m.kpca", data,
+                           "extra.csv")
+    clean_error(code, err, "unrecognized arguments: extra.csv")
+    assert "did you mean" not in err and err.startswith("usage: kpca transform ")

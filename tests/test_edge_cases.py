@@ -142,7 +142,15 @@ def _indefinite(top, bottom, seed=0):
     return (Q * w) @ Q.T, np.sort(w)[::-1]
 
 
-@pytest.mark.parametrize("solver", ["dense", "arpack", "randomized", "krylov"])
+@pytest.mark.parametrize("solver", [
+    "dense", "arpack",
+    # subspace iteration converges by magnitude: with negative eigenvalues ten times
+    # larger than the wanted ones its residual stalls near 2e-6 (it warns so), while
+    # the eigenvalues are right to 1e-6
+    pytest.param("randomized", marks=pytest.mark.filterwarnings(
+        "ignore:eigen_solver='randomized' stopped:sklearn.exceptions.ConvergenceWarning")),
+    "krylov",
+])
 def test_every_solver_finds_the_largest_algebraic_eigenvalues(solver):
     K, w = _indefinite([5.0, 4.0, 3.0], [-50.0, -40.0, -30.0, -20.0, -10.0])
     est = KernelPCA(3, kernel="precomputed", center=False, eigen_solver=solver,

@@ -368,7 +368,9 @@ n_features)
 
     def _first_state(self, Xb) -> dict:
         rng = check_random_state(self.random_state)
-        kernel = self._make_kernel().resolve(Xb, random_state=rng)
+        # (without a random_state the median heuristic is still reproducible)
+        kernel = self._make_kernel().resolve(
+            Xb, random_state=None if self.random_state is None else rng)
         g = getattr(kernel, "gamma", None)
         gamma = float(g) if isinstance(g, Real) else 1.0 / Xb.shape[1]
         mode = "bounded" if self.mode == "bounded" else "exact"

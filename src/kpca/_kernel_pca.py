@@ -403,8 +403,11 @@ class KernelPCA(BaseKernelPCA):
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
         X, distributed, rng = self._prepare_fit(X)
         with self._threads():
-            kernel = self._make_kernel().resolve(X, random_state=rng)
-            gamma = self._resolved_gamma(kernel, X, rng)
+            # data-dependent kernel parameters: without a random_state the median
+            # heuristic still gives the same value for the same data (kernels._gamma)
+            heuristic_rng = None if self.random_state is None else rng
+            kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
+            gamma = self._resolved_gamma(kernel, X, heuristic_rng)
             dec = self._decompose(X, kernel, rng, distributed)
         return self._set_fitted(X, kernel, dec, gamma)
 

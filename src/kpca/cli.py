@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import functools
 import json
 import logging
@@ -128,9 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    parser.commands = {}  # name -> its parser, for errors in the command's own terms
+
     def command(name: str, func: Callable[..., int], text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=text, description=text + ".")
         p.set_defaults(func=func)
+        parser.commands[name] = p
         return p
 
     for name, text in [("fit-transform", "fit a model on DATA and write its scores"),
@@ -368,6 +372,19 @@ def _error(message: Any) -> None:
     sys.stderr.write(f"{PROG}: error: {message}\n")
 
 
+def _unrecognized(command: argparse.ArgumentParser, extra: list[str]) -> NoReturn:
+    """The command's usage and 'unrecognized arguments', naming the closest flags."""
+    flags = [f for f in command._option_string_actions if f.startswith("--")]
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{word.split('=', 1)[0]}: did you mean {close[0]}?")
+    command.error(f"unrecognized arguments: {' '.join(extra)}"
+                  + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kpca`` command line tool.
 
@@ -381,8 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         Exit status: 0 success, 2 usage or input error, 1 other failure.
     """
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # in the command's usage, with the flag that was probably meant
+            _unrecognized(parser.commands[args.command], extra)
     except _Exit as exc:
         return exc.args[0]
     with kio.console_logging(args.verbose, prog=PROG):

@@ -143,3 +143,13 @@ def test_long_fits_log_their_progress(caplog):
     # the last residual record shows the stopping rule met
     last = float(residuals[-1].split("max residual ")[1].split()[0])
     assert last <= 1e-5
+
+
+def test_no_positive_eigenvalue_and_significant_negative_ones_is_a_clear_error():
+    # a maximum of exactly 0 (not a ratio to divide by): found by hypothesis in
+    # tests/test_edge_cases.py on constant rows with a huge gamma
+    from kpca.solvers import EigenResult, finalize
+
+    res = EigenResult(np.array([0.0, -3.0]), np.eye(2), "dense")
+    with pytest.raises(ValueError, match="All eigenvalues are negative or zero"):
+        finalize(res)

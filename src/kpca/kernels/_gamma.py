@@ -8,7 +8,9 @@
 * ``'median'`` : the median heuristic. For squared-distance kernels (RBF, ANOVA)
   ``sigma`` is the median pairwise distance and ``gamma = 1 / (2 sigma^2)``;
   for the Laplacian kernel ``gamma = 1 / median ||x - y||_1``. The median is taken
-  over at most ``max_points`` randomly chosen rows.
+  over at most ``max_points`` randomly chosen rows, drawn with ``random_state``, or
+  with the seed :data:`MEDIAN_SEED` when it is None: the same data always gets the
+  same gamma (a parameter of the model is not a random draw).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from scipy.spatial.distance import pdist
 from sklearn.utils import check_random_state
 
 GAMMA_HEURISTICS = ("scale", "median")
+#: the median heuristic's subsample seed when no random_state is given
+MEDIAN_SEED = 0
 
 
 def check_gamma(gamma: Any, name: str = "gamma") -> None:
@@ -77,8 +81,8 @@ def resolve_gamma(
             "gamma='median' applies to distance kernels (rbf, laplacian, anova); for "
             "dot-product kernels use a number, None or 'scale'."
         )
-    # median heuristic on a random subsample
-    rng = check_random_state(random_state)
+    # median heuristic on a random subsample (reproducible without a random_state)
+    rng = check_random_state(MEDIAN_SEED if random_state is None else random_state)
     n = X.shape[0]
     idx = rng.choice(n, size=max_points, replace=False) if n > max_points else np.arange(n)
     Xs = X[idx]

@@ -69,7 +69,10 @@ class Polynomial(_GammaMixin, Kernel):
         K = dot_block(X, Y)
         K *= self._g()
         K += self.coef0
-        np.power(K, self.degree, out=K)
+        # an overflow to inf is reported by the callers as a clear error (the kernel
+        # values are checked), not as NumPy's RuntimeWarning
+        with np.errstate(over="ignore"):
+            np.power(K, self.degree, out=K)
         if float(self.degree) != int(self.degree) and np.isnan(K).any():
             raise ValueError(
                 f"poly kernel: degree={self.degree} is not an integer and "

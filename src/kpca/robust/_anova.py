@@ -169,7 +169,8 @@ class AnovaKernelPCA(KernelPCA):
         with self._threads():
             # gamma is resolved once (a heuristic draws a subsample): every iteration
             # then maximises the same objective, which never decreases
-            gamma = self._make_kernel().resolve(X, random_state=rng).gamma
+            gamma = self._make_kernel().resolve(
+                X, random_state=None if self.random_state is None else rng).gamma
             for it in range(self.beta_max_iter):
                 kernel = Anova(gamma=gamma, beta=beta).resolve(X, random_state=rng)
                 dec = self._decompose(X, kernel, rng, distributed)

@@ -333,8 +333,9 @@ class KernelROBPCA(ReweightedKernelPCA):
     def _fit(self, X) -> np.ndarray:
         X, _, rng = self._prepare_fit(X)
         with self._threads():
-            kernel = self._make_kernel().resolve(X, random_state=rng)
-            gamma = self._resolved_gamma(kernel, X, rng)
+            heuristic_rng = None if self.random_state is None else rng  # see KernelPCA
+            kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
+            gamma = self._resolved_gamma(kernel, X, heuristic_rng)
             n = X.shape[0]
             k_req = self._n_requested(n)
             chosen = self.n_components is None or _is_fraction(self.n_components)

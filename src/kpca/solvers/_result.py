@@ -102,9 +102,12 @@ def finalize(
         w[np.abs(w) <= noise_floor] = 0
     neg_ratio, neg_value, small_pos_ratio = _thresholds(w.dtype)
     max_eig = float(w.max()) if w.size else 0.0
-    if w.size and max_eig < 0 and np.any(w < -noise_floor):
+    if w.size and max_eig <= 0 and np.any(w < -noise_floor):
+        # (scikit-learn's message; with a maximum of 0 there is no positive eigenvalue to
+        # measure the negative ones against either)
+        what = "negative" if max_eig < 0 else "negative or zero"
         raise ValueError(
-            f"All eigenvalues are negative (maximum is {max_eig:g}). Either the matrix is not "
+            f"All eigenvalues are {what} (maximum is {max_eig:g}). Either the matrix is not "
             "PSD, or there was an issue while computing the eigendecomposition of the matrix."
         )
     if w.size:
