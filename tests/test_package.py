@@ -51,7 +51,12 @@ def installed(built, tmp_path_factory):
     site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
                 .strip())
     (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run(sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--prefix", env_dir, wheel)
+    ours = Path(_run(sys.executable, "-c", "import kpca; print(kpca.__file__)").strip())
+    # --ignore-installed: without it pip would uninstall this environment's own kpca
+    _run(sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed",
+         "--prefix", env_dir, wheel)
+    # ... which is still there
+    assert Path(_run(sys.executable, "-c", "import kpca; print(kpca.__file__)").strip()) == ours
     return env_dir, python
 
 
