@@ -221,7 +221,7 @@ def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command
     ("argv", "fragment"),
     [
         (["fit-transform", "{data}", "--gamma", "abc"], "argument --gamma"),
-        (["fit-transform", "{data}", "--gamma", "-1"], "(--gamma)"),  # the estimator's words
+        (["fit-transform", "{data}", "--gamma", "-1"], "--gamma must be a float"),
         (["fit-transform", "{data}", "-k", "1.5"], "argument -k"),
         (["fit-transform", "{data}", "-k", "0"], "must be >= 1"),
         (["fit-transform", "{data}", "--kernel", "bogus"], "argument --kernel"),

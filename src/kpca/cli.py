@@ -77,6 +77,21 @@ def _flag(name: str) -> str:
     return "/".join(kio.parameter_flag(name).flags)
 
 
+def _in_flags(message: str, given: Sequence[str]) -> str:
+    """An estimator's message about a parameter the user gave, in the flag's terms:
+    scikit-learn's "The 'gamma' parameter of KernelPCA must be ..." becomes "--gamma
+    must be ...", and a message that starts with the parameter's name gets the flag
+    after it."""
+    for name in given:
+        flag = _flag(name)
+        sk = re.match(rf"The '{name}' parameter of \w+ (must .*)", message, re.S)
+        if sk:
+            return f"{flag} {sk.group(1)}"
+        if re.match(rf"{name}\b", message):
+            return f"{message} ({flag})"
+    return message
+
+
 def _add_estimator_options(p: argparse.ArgumentParser) -> None:
     """--estimator and one flag per parameter; its help gives defaults and estimators."""
     g = p.add_argument_group("estimator")
@@ -410,9 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.func(args)
         except ValueError as exc:  # bad file, bad parameter, corrupt model, ...
             logger.debug("details", exc_info=True)
-            named = [n for n in getattr(args, "given", ())
-                     if re.match(rf"(The ')?{n}\b", str(exc))]  # the estimator's message
-            _error(f"{exc} ({_flag(named[0])})" if named else exc)
+            _error(_in_flags(str(exc), getattr(args, "given", ())))
             return EXIT_USAGE
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
             _error(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else exc)
