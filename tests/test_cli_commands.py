@@ -291,6 +291,26 @@ def test_kernel_params_reach_the_estimator(capsys, files, toy):
     clean_error(code, err, "name=value")
 
 
+@pytest.mark.parametrize("data, first", [(None, 1), ("X.csv", 2), ("X.npy", 1)])
+def test_annotated_rows_are_numbered_as_lines_of_the_data_file(capsys, files, model,
+                                                              monkeypatch, data, first):
+    # a CSV's rows by their line (header: line 1, as kpca's errors count lines); .npy
+    # rows and the training data by their 1-based row number
+    from kpca import plotting
+
+    seen = {}
+    real = plotting.plot_outlier_map
+    monkeypatch.setattr(plotting, "plot_outlier_map",
+                        lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    if data == "X.npy":
+        np.save(files / "X.npy", read_table(files / "X.csv")[0])
+    extra = () if data is None else ("-d", files / data)
+    code, _, err = run(capsys, "plot", "outliers", "-m", model, "--annotate", "2", *extra,
+                       "-o", files / "o.png")
+    assert code == 0, err
+    assert seen["first_row"] == first and seen["annotate"] == 2
+
+
 def test_plot_outlier_map(capsys, files, model):
     code, _, err = run(capsys, "plot", "outliers", "-m", model, "--annotate", "2",
                        "-o", files / "o.png")

@@ -152,6 +152,9 @@ def test_outlier_map_of_a_model(tmp_path):
     assert "regular" in legend and legend & {"orthogonal", "bad leverage", "good leverage"}
     # the two planted outliers are the annotated points
     assert sorted(t.get_text() for t in ax.texts) == ["40", "41"]
+    # numbered from first_row: as lines of a file whose header is line 1
+    fig, ax = kp.plot_outlier_map(model, annotate=2, first_row=2)
+    assert sorted(t.get_text() for t in ax.texts) == ["42", "43"]
     # new rows: distances of X_new
     fig, ax = kp.plot_outlier_map(model, X=X[:5])
     assert sum(len(c.get_offsets()) for c in ax.collections) == 5

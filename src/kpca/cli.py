@@ -182,7 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_io(p, data="-d", output="FIGURE", model=True, labels=True)
     p.add_argument("--components", default="1,2", metavar="I,J", help="scatter: the axes")
     p.add_argument("-k", "--n-components", type=int, default=8, help="contours: components")
-    p.add_argument("--annotate", type=int, default=0, help="outliers: label the N farthest")
+    p.add_argument("--annotate", type=int, default=0, metavar="N",
+                   help="outliers: label the N farthest with their line in DATA (as kpca's "
+                        "errors count lines: the header is line 1), or their 1-based row "
+                        "number (.npy, .parquet, training data)")
     p.add_argument("--title", help="figure title")
     p = command("select", _cmd_select, "compare kernels by cross-validation: with labels, the "
                 "accuracy of a logistic regression on the components, else the held-out "
@@ -308,6 +311,15 @@ def _cmd_denoise(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _first_row(args: argparse.Namespace, X, columns) -> int:
+    """The number ``--annotate`` writes for the first row: its line in a CSV/TSV DATA
+    file (the header is line 1, as kpca's error messages count lines), else 1 (the
+    1-based row number in a .npy or .parquet file, or in the training data)."""
+    if X is not None and Path(args.data).suffix.lower() in (".csv", ".tsv") and columns:
+        return 2
+    return 1
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from . import plotting
 
@@ -322,7 +334,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         raise ImportError("figures need matplotlib: pip install 'kpca[plot]'") from None
     matplotlib.use("Agg")  # the command line only writes files
     est = kio.load_model(args.model)
-    X = labels = None
+    X = labels = columns = None
     if args.data is not None:
         X, labels, columns = kio.read_data_and_labels(
             args.data, header=args.header, strings=kio.fitted_on_strings(est),
@@ -339,7 +351,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     elif args.kind == "scree":
         fig, _ = plotting.plot_scree(est, **kw)
     elif args.kind == "outliers":
-        fig, _ = plotting.plot_outlier_map(est, X=X, labels=labels, annotate=args.annotate, **kw)
+        fig, _ = plotting.plot_outlier_map(est, X=X, labels=labels, annotate=args.annotate,
+                                           first_row=_first_row(args, X, columns), **kw)
     else:
         fig, _ = plotting.plot_contours(est, X, labels, n_components=args.n_components, **kw)
     import matplotlib.pyplot as plt

@@ -508,6 +508,7 @@ def plot_outlier_map(
     ax: Any = None,
     title: str | None = None,
     path: str | os.PathLike | None = None,
+    first_row: int = 0,
 ) -> tuple[Any, Any]:
     """Outlier map of (robust) kernel PCA: score distance vs orthogonal distance.
 
@@ -541,9 +542,13 @@ def plot_outlier_map(
     labels : array-like of shape (n,), default=None
         Colours.
     annotate : int, default=0
-        Write the index of this many most outlying points (largest
+        Write the name of this many most outlying points (largest
         ``sd / sd_cutoff + od / od_cutoff``, or ``sd + od`` without cut-offs).
     ax, title, path : see :func:`plot_embedding`
+    first_row : int, default=0
+        The number ``annotate`` writes for the first row, the others following on
+        (default: 0-based row indices; the command line passes the first data row's
+        line number in the file).
 
     Returns
     -------
@@ -588,7 +593,7 @@ def plot_outlier_map(
     if annotate:
         s = sd / (score_cutoff or 1.0) + od / (orthogonal_cutoff or 1.0)
         for i in np.argsort(-s)[:annotate]:
-            ax.annotate(str(i), (sd[i], od[i]), fontsize="x-small",
+            ax.annotate(str(first_row + i), (sd[i], od[i]), fontsize="x-small",
                         xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("score distance")
     ax.set_ylabel("orthogonal distance")
