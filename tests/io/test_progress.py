@@ -65,3 +65,29 @@ def test_console_logging_levels_warnings_and_restore():
     with console_logging(0, stream=Terminal()):  # a terminal gets the bars
         assert any(isinstance(h, ProgressBars) for h in logger.handlers)
     assert logger.handlers == old_handlers
+
+
+def test_passes_counter_shows_time_during_a_pass_and_a_summary_at_the_end():
+    pytest.importorskip("tqdm")
+    import time
+
+    out = io.StringIO()
+    bars = ProgressBars(out, prog="kpca", refresh=0.05)
+    logger.addHandler(bars)
+    old = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        logger.info("pass", extra={"kpca_event": "pass"})
+        drawn = out.getvalue()
+        time.sleep(0.3)  # a long pass: no record, the elapsed time is redrawn anyway
+        assert len(out.getvalue()) > len(drawn)
+        assert "kernel passes: 1 done" in out.getvalue() and "elapsed" in out.getvalue()
+        logger.info("residual", extra={"kpca_event": "residual", "kpca_residual": 3.1e-6})
+        logger.info("pass", extra={"kpca_event": "pass"})
+    finally:
+        logger.removeHandler(bars)
+        logger.setLevel(old)
+        bars.close()
+    last = out.getvalue().rstrip("\n").splitlines()[-1].split("\r")[-1]
+    assert last.startswith("kpca: 2 kernel passes in ") and last.endswith("residual 3.1e-06")
+    assert not bars._ticker.is_alive()
