@@ -187,3 +187,26 @@ def test_demo_main_writes_the_report(monkeypatch, capsys, tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(ValueError, match="not a directory"):
         kpca.demo.main(tmp_path / "f", only=["dual_pca"])
+
+
+def test_run_section_runs_one_example_script(tmp_path):
+    from kpca.demo import run_section
+
+    section = run_section("dual_pca", tmp_path / "out", quick=True)
+    assert section.title and section.text
+    assert any((tmp_path / "out").iterdir())  # its tables and figures
+    with pytest.raises(ValueError, match="no example script 'report'"):
+        run_section("report")
+    with pytest.raises(ValueError, match="no example script 'nope'.*dual_pca"):
+        run_section("nope")
+
+
+def test_every_gallery_page_runs_an_example_script():
+    import re
+
+    from kpca.demo import examples_dir
+
+    pages = sorted((ROOT / "docs" / "gallery").glob("plot_*.py"))
+    scripts = {re.search(r'run_section\("(\w+)"', p.read_text()).group(1) for p in pages}
+    assert len(pages) == len(scripts) == 7
+    assert all((examples_dir() / f"{s}.py").is_file() for s in scripts)

@@ -11,23 +11,13 @@ of ``kpca demo``; its source is at the end of the page.
 """
 
 # %%
-# Run the example's ``section`` into a temporary folder: it computes the example, writes
-# its tables and figures there and returns its text; the figures stay open to show them
-# here (``kpca demo`` closes them once saved).
-import importlib
-import sys
-import tempfile
-from pathlib import Path
-
+# ``kpca.demo.run_section`` runs the script's ``section`` into a temporary folder, as
+# ``kpca demo`` does, and keeps its figures open to show them here.
 import matplotlib.pyplot as plt
 
-from kpca.demo import examples_dir
+from kpca.demo import run_section
 
-sys.path.insert(0, str(examples_dir()))  # the scripts that kpca demo runs
-importlib.import_module("_shared").CLOSE_FIGURES = False
-example = importlib.import_module("stylometry")
-
-section = example.section(Path(tempfile.mkdtemp(prefix="kpca-stylometry-")))
+section = run_section("stylometry", keep_figures=True)
 print(f"# {section.title}\n\n{section.text}")
 plt.show()
 # sphinx_gallery_multi_image = "single"

@@ -14,11 +14,13 @@ import logging
 import os
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["examples_dir", "main"]
+__all__ = ["examples_dir", "main", "run_section"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,48 @@ def _importable(folder: Path) -> Iterator[None]:
         for name in names:
             sys.modules.pop(name, None)
         sys.modules.update(saved)
+
+
+def run_section(script: str, out: str | os.PathLike | None = None, *,
+                keep_figures: bool = False, **options: Any) -> Any:
+    """Run one example script's ``section``: the code behind one part of ``kpca demo``.
+
+    Parameters
+    ----------
+    script : str
+        The example's file name without ``.py`` (``circles_moons``, ``toy_contours``,
+        ``reconstruction``, ``digits_table``, ``denoising_gallery``, ``stylometry``,
+        ``dual_pca``).
+    out : str or path-like, default=None
+        Folder for its tables and figures (created; default: a new temporary folder).
+    keep_figures : bool, default=False
+        Leave its matplotlib figures open once saved (to show them: the documentation's
+        gallery does), instead of closing them as ``kpca demo`` does.
+    **options
+        Passed to the section (e.g. ``quick=True``).
+
+    Returns
+    -------
+    Section
+        Its ``title``, ``text`` (Markdown) and the files it wrote.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not an example script.
+    FileNotFoundError
+        When the examples are not installed (see :func:`examples_dir`).
+    """
+    folder = examples_dir()
+    names = sorted(p.stem for p in folder.glob("*.py")
+                   if not p.stem.startswith("_") and p.stem != "report")  # (the report writer)
+    if script not in names:
+        raise ValueError(f"run_section: no example script {script!r}; one of {names}.")
+    target = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"kpca-{script}-"))
+    target.mkdir(parents=True, exist_ok=True)
+    with _importable(folder):
+        importlib.import_module("_shared").CLOSE_FIGURES = not keep_figures
+        return importlib.import_module(script).section(target, **options)
 
 
 def main(out: str | os.PathLike, *, quick: bool = False,
