@@ -26,7 +26,7 @@ import logging
 import warnings
 from contextlib import nullcontext
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -191,6 +191,9 @@ class IncrementalKernelPCA(BaseKernelPCA):
     >>> model.n_samples_seen_, model.transform(X[:2]).shape
     (300, (2, 3))
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _parameter_constraints: dict = {
         **BaseKernelPCA._parameter_constraints,

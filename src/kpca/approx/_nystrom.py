@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -145,6 +145,9 @@ class NystromKernelPCA(FeatureKernelPCA):
     >>> est.transform(X).shape
     (500, 2)
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _parameter_constraints: dict = {
         **FeatureKernelPCA._parameter_constraints,

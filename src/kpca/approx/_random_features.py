@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -80,6 +81,9 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _parameter_constraints: dict = {
         **FeatureKernelPCA._parameter_constraints,

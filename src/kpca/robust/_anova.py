@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import warnings
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -121,6 +122,9 @@ class AnovaKernelPCA(KernelPCA):
     Also every attribute of :class:`kpca.KernelPCA`; ``kernel_`` is the
     :class:`kpca.kernels.Anova` kernel with ``beta_``.
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     #: fixed kernel (not a parameter): read by the shared KernelPCA code
     kernel = "anova"

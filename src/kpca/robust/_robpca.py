@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -285,6 +286,9 @@ class KernelROBPCA(ReweightedKernelPCA):
     >>> KernelROBPCA(n_components=2, kernel="rbf", gamma=0.1).fit_transform(X).shape
     (200, 2)
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _parameter_constraints: dict = {
         **{k: v for k, v in KernelPCA._parameter_constraints.items()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -78,6 +79,9 @@ class SphericalKernelPCA(RobustKernelPCA):
     >>> SphericalKernelPCA(n_components=2, kernel="rbf", gamma=5).fit_transform(X).shape
     (100, 2)
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _normalized = True
 

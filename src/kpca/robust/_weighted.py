@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -152,6 +153,9 @@ class WeightedKernelPCA(RobustKernelPCA):
     >>> WeightedKernelPCA(n_components=2, kernel="rbf", gamma=5).fit_transform(X).shape
     (100, 2)
     """
+
+    if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
+        def __init__(self, *args: Any, **params: Any) -> None: ...
 
     _parameter_constraints: dict = {
         **RobustKernelPCA._parameter_constraints,
