@@ -73,3 +73,26 @@ def test_unsupervised_scores_equal_manual_held_out_error(circles):
     rbf10 = [r for r in res.rows if r["params"].get("gamma") == 10.0][0]
     assert lin["score"] < rbf10["score"]
     assert res.best_estimator.get_params()["fit_inverse_transform"] is True
+
+
+def test_a_failing_candidate_is_a_row_with_its_reason_and_no_warning():
+    import warnings
+
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)  # unscaled: a degree-400 polynomial overflows
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = select_kernel(X, y, candidates=[{"kernel": ["rbf"], "gamma": ["median"]},
+                                              {"kernel": ["poly"], "degree": [400],
+                                               "gamma": [10.0]}], cv=3)
+    assert not [w for w in caught if "fit failed" in str(w.message).lower()
+                or "Traceback" in str(w.message)]
+    failed = [r for r in res.rows if not np.isfinite(r["score"])]
+    assert [r["params"]["degree"] for r in failed] == [400]
+    assert res.best_params == {"kernel": "rbf", "gamma": "median"}
+    assert len(res.notes) == 1 and "degree=400" in res.notes[0]
+    assert "overflow" in res.notes[0] or "finite" in res.notes[0], res.notes
+    text = res.table()
+    failed_line = text.split("Failed:\n- ", 1)[1].splitlines()[0]
+    assert "| failed |" in text and "degree=400" in failed_line and "overflow" in failed_line

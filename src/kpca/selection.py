@@ -4,8 +4,9 @@ Two criteria, both cross-validated (the score of a candidate is measured on
 data its model did not see):
 
 * **supervised** (labels ``y`` given): the accuracy of a classifier on the
-  kernel PCA features, ``Pipeline(KernelPCA, LogisticRegression)`` tuned by
-  :class:`sklearn.model_selection.GridSearchCV`;
+  kernel PCA features, ``Pipeline(KernelPCA, LogisticRegression)`` scored by
+  :func:`sklearn.model_selection.cross_val_score`, candidate by candidate (a
+  candidate that fails is a row whose reason is in :attr:`SelectionResult.notes`);
 * **unsupervised** (no labels): the input-space reconstruction error of the
   held-out rows, ``mean ||x - z*(x)||^2`` over the test folds, where ``z*`` is a
   pre-image of the projection of ``x`` on the first components (docs/math.md,
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+from sklearn.model_selection import KFold, ParameterGrid, check_cv, cross_val_score
 from sklearn.pipeline import Pipeline
 
 from ._kernel_pca import KernelPCA
@@ -69,6 +70,9 @@ class SelectionResult:
         Parameters of the best candidate.
     best_estimator : KernelPCA or Pipeline
         The best candidate refitted on all data.
+    notes : list of str
+        Why candidates failed (their score is NaN); :meth:`table` lists them under
+        the table.
     """
 
     rows: list[dict[str, Any]]
@@ -95,6 +99,8 @@ class SelectionResult:
             std = "" if not math.isfinite(r["std"]) else format(r["std"], fmt)
             cells += [score, std]
             lines.append("| " + " | ".join(cells) + " |")
+        if self.notes:  # why the failed rows failed
+            lines += ["", "Failed:", *(f"- {n}" for n in dict.fromkeys(self.notes))]
         return "\n".join(lines) + "\n"
 
     def to_frame(self) -> Any:
@@ -161,7 +167,7 @@ def select_kernel(
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,), default=None
         Labels: supervised selection (classifier accuracy on the kernel PCA
-        features, GridSearchCV over a Pipeline). ``None``: unsupervised
+        features, cross-validated over a Pipeline). ``None``: unsupervised
         selection (held-out pre-image reconstruction error).
     candidates : dict of lists, list of dicts, default=None
         KernelPCA parameters to try, e.g. ``{"kernel": ["rbf"], "gamma": [0.1, 1,
@@ -178,7 +184,7 @@ def select_kernel(
     alpha : float, default=1e-3
         Ridge penalty of the learned pre-image (unsupervised criterion).
     n_jobs : int, default=None
-        Parallel jobs of GridSearchCV.
+        Parallel jobs of the supervised cross-validation.
     random_state : int, default=0
         Shuffling of the unsupervised folds and solver seeds.
 
@@ -201,22 +207,41 @@ def _supervised(X, y, params_list, n_components, cv, classifier, n_jobs, random_
         ("kpca", KernelPCA(n_components=n_components, random_state=random_state)),
         ("clf", clf),
     ])
-    grid = [{f"kpca__{k}": [v] for k, v in p.items()} for p in params_list]
-    search = GridSearchCV(pipe, grid, cv=cv, n_jobs=n_jobs, error_score=np.nan)
-    search.fit(X, y)
-    res = search.cv_results_
-    rows = []
-    for i, p in enumerate(res["params"]):
-        rows.append({
-            "params": {k.removeprefix("kpca__"): v for k, v in p.items()},
-            "score": float(res["mean_test_score"][i]),
-            "std": float(res["std_test_score"][i]),
-        })
+    # candidate by candidate, not GridSearchCV: a candidate that fails is a row with its
+    # reason in the notes, not scikit-learn's FitFailedWarning with a traceback per fold
+    splitter = check_cv(cv, y, classifier=True)
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for number, params in enumerate(params_list, 1):
+        logger.info("select_kernel: candidate %d of %d: %s", number, len(params_list), params)
+        est = clone(pipe).set_params(**{f"kpca__{k}": v for k, v in params.items()})
+        try:
+            scores = cross_val_score(est, X, y, cv=splitter, n_jobs=n_jobs,
+                                     error_score="raise")
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            notes.append(f"{_params_text(params)}: failed ({_first_line(exc)})")
+            scores = np.array([np.nan])
+        ok = bool(np.all(np.isfinite(scores)))
+        rows.append({"params": dict(params),
+                     "score": float(np.mean(scores)) if ok else math.nan,
+                     "std": float(np.std(scores)) if ok else math.nan})
     for r, rank in zip(rows, _ranks([r["score"] for r in rows], True), strict=True):
         r["rank"] = rank
     best = min(rows, key=lambda r: r["rank"])
+    if not math.isfinite(best["score"]):
+        raise ValueError("select_kernel: every candidate failed: " + "; ".join(notes))
+    best_est = clone(pipe).set_params(
+        **{f"kpca__{k}": v for k, v in best["params"].items()}).fit(X, y)
     logger.info("select_kernel: best %s (accuracy %.4f)", best["params"], best["score"])
-    return SelectionResult(rows, "accuracy", dict(best["params"]), search.best_estimator_)
+    return SelectionResult(rows, "accuracy", dict(best["params"]), best_est, notes)
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _reconstruct(est: KernelPCA, X: np.ndarray, method: str) -> np.ndarray:
@@ -243,7 +268,7 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
             try:
                 est.fit(X[train])
             except (ValueError, np.linalg.LinAlgError) as exc:
-                notes.append(f"{params}: fit failed ({exc})")
+                notes.append(f"{_params_text(params)}: fit failed ({_first_line(exc)})")
                 for m in methods:
                     per_method[m].append(np.nan)
                 continue
@@ -254,7 +279,7 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
                 except TypeError:  # this kpca has no such pre-image method
                     per_method[m].append(np.nan)
                 except ValueError as exc:
-                    notes.append(f"{params}, {m}: {exc}")
+                    notes.append(f"{_params_text(params)}, {m}: {_first_line(exc)}")
                     per_method[m].append(np.nan)
         for m, errs in per_method.items():
             e = np.asarray(errs, dtype=float)
