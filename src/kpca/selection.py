@@ -90,8 +90,7 @@ class SelectionResult:
             head = f"| rank | parameters | pre-image | {self.criterion} (mean) | std |"
         lines = [head, "|" + "---|" * (5 if extra else 4)]
         for r in sorted(self.rows, key=lambda r: r["rank"]):
-            params = ", ".join(f"{k}={v!r}" for k, v in r["params"].items())
-            cells = [str(r["rank"]), params]
+            cells = [str(r["rank"]), _params_text(r["params"])]
             if extra:
                 cells.append(str(r.get("method", "")))
             fmt = ".4f" if higher else ".4g"

@@ -35,15 +35,14 @@ import scipy.sparse as sp
 from ._parallel import job_threads, run_blocks
 from .kernels import FourierFeatures, Kernel, Precomputed
 from .operators import Centering, n_threads
+from .operators._tiled import FUSED_COLS, FUSED_ROWS
 
 logger = logging.getLogger("kpca")
 
 #: bytes of kernel rows evaluated at once by one ``transform`` thread (rows x m)
 TRANSFORM_BLOCK_BYTES = 32 * 2**20
-#: rows and columns of the pieces of kernel rows that ``transform`` evaluates and
-#: multiplies in cache (float32: 512 KB)
-FUSED_ROWS = 256
-FUSED_COLS = 512
+# FUSED_ROWS x FUSED_COLS: the pieces of kernel rows that ``transform`` evaluates and
+# multiplies in cache, those of the tiled operator's recomputed tiles
 #: bytes of one (points x expansion points) float64 block of the pre-image methods
 BLOCK_BYTES = 32 * 2**20
 

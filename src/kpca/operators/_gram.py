@@ -48,27 +48,42 @@ def gram_matrix(
     row_means : ndarray of shape (n,), float64
     """
     n = X.shape[0]
-    dtype = np.dtype(dtype)
-    K = np.empty((n, n), dtype=dtype)
-    prep = kernel.prepare(X, dtype)
-    rows = int(max(8, min(n, BLOCK_BYTES // max(1, n * dtype.itemsize))))
     sums = np.empty(n, dtype=np.float64)
-    diag_value = kernel.constant_diag
 
-    def work(start: int) -> None:
-        stop = min(n, start + rows)
-        blk = K[start:stop]
-        kernel.block_prepared(X[start:stop], prep, out=blk)
-        if diag_value is not None:  # exact diagonal, whatever the round-off
-            idx = np.arange(start, stop)
-            blk[idx - start, idx] = diag_value
+    def row_sums(start: int, stop: int, blk: np.ndarray) -> None:
         # pairwise summation in the storage dtype (a float64 accumulator would force a
         # slow casting loop); its error, ~eps*log2(n), is below the storage round-off
         sums[start:stop] = blk.sum(axis=1)
 
-    starts = range(0, n, rows)
-    run_blocks(work, starts, n_threads(n_jobs))
+    K = _evaluate_rows(kernel, X, X, dtype, n_jobs, diag_start=0, then=row_sums)
     return K, sums / n
+
+
+def _evaluate_rows(kernel: Kernel, X: Any, Y: Any, dtype: Any, n_jobs: int | None,
+                   diag_start: int | None, then: Callable | None = None) -> np.ndarray:
+    """``k(X, Y)`` in cache-sized row blocks on worker threads; ``then(start, stop,
+    block)`` runs on each block while it is in cache. Row ``i`` of ``X`` is row
+    ``diag_start + i`` of ``Y``: those entries get the kernel's constant diagonal
+    exactly, whatever the round-off."""
+    b, N = X.shape[0], Y.shape[0]
+    dtype = np.dtype(dtype)
+    prep = kernel.prepare(Y, dtype)
+    out = np.empty((b, N), dtype=dtype)
+    rows = int(max(8, min(max(b, 1), BLOCK_BYTES // max(1, N * dtype.itemsize))))
+    diag_value = kernel.constant_diag if diag_start is not None else None
+
+    def work(start: int) -> None:
+        stop = min(b, start + rows)
+        blk = out[start:stop]
+        kernel.block_prepared(X[start:stop], prep, out=blk)
+        if diag_value is not None:
+            idx = np.arange(start, stop)
+            blk[idx - start, diag_start + idx] = diag_value
+        if then is not None:
+            then(start, stop, blk)
+
+    run_blocks(work, range(0, b, rows), n_threads(n_jobs))
+    return out
 
 
 def kernel_rows(
@@ -94,24 +109,7 @@ def kernel_rows(
     -------
     ndarray of shape (b, N), dtype ``dtype`` (a new array)
     """
-    b = X.shape[0]
-    dtype = np.dtype(dtype)
-    N = Y.shape[0]
-    prep = kernel.prepare(Y, dtype)
-    out = np.empty((b, N), dtype=dtype)
-    rows = int(max(8, min(max(b, 1), BLOCK_BYTES // max(1, N * dtype.itemsize))))
-    diag_value = kernel.constant_diag if diag_start is not None else None
-
-    def work(start: int) -> None:
-        stop = min(b, start + rows)
-        blk = out[start:stop]
-        kernel.block_prepared(X[start:stop], prep, out=blk)
-        if diag_value is not None:
-            idx = np.arange(start, stop)
-            blk[idx - start, diag_start + idx] = diag_value
-
-    run_blocks(work, range(0, b, rows), n_threads(n_jobs))
-    return out
+    return _evaluate_rows(kernel, X, Y, dtype, n_jobs, diag_start)
 
 
 #: unit round-off of float32 (half the machine epsilon)

@@ -168,20 +168,24 @@ class TiledKernelOperator(KernelOperator):
             np.fill_diagonal(T, self.kernel.constant_diag)
         return T
 
-    def _center_tile(self, t: int, T: np.ndarray) -> None:
-        c = self.centering
+    def _center_tile(self, t: int, T: np.ndarray, shift=None) -> None:
         i, j = self.tiles[t]
-        rows = slice(self.bounds[i], self.bounds[i + 1])
-        cols = slice(self.bounds[j], self.bounds[j + 1])
-        if c.enabled:
-            # two sweeps over the tile, not three: the grand mean joins the column term
-            r = c.row_means.astype(self.dtype)
+        self._center_block(T, slice(self.bounds[i], self.bounds[i + 1]),
+                           slice(self.bounds[j], self.bounds[j + 1]),
+                           self._centering_rows() if shift is None else shift)
+
+    @staticmethod
+    def _center_block(T: np.ndarray, rows: slice, cols: slice, shift) -> None:
+        """Centre (and scale) the block ``rows x cols`` of ``K`` in place, with the
+        vectors of :meth:`_centering_rows`."""
+        r, rg, sc = shift
+        if r is not None:
+            # two sweeps over the block, not three: the grand mean joins the column term
             T -= r[rows, None]
-            T -= (c.row_means[cols] - c.grand_mean).astype(self.dtype)[None, :]
-        if c.scale is not None:  # robust KPCA: S K~ S
-            s = c.scale.astype(self.dtype)
-            T *= s[rows, None]
-            T *= s[None, cols]
+            T -= rg[None, cols]
+        if sc is not None:  # robust KPCA: S K~ S
+            T *= sc[rows, None]
+            T *= sc[None, cols]
 
     def _tile(self, t: int, build: bool = False) -> np.ndarray:
         T = self._store.get(t)
@@ -290,13 +294,7 @@ class TiledKernelOperator(KernelOperator):
         if a0 == e0 and self.kernel.constant_diag is not None:
             np.fill_diagonal(P, self.kernel.constant_diag)
         if shift is not None:
-            r, rg, sc = shift
-            if r is not None:
-                P -= r[a0:a1, None]
-                P -= rg[None, e0:e1]
-            if sc is not None:
-                P *= sc[a0:a1, None]
-                P *= sc[None, e0:e1]
+            self._center_block(P, slice(a0, a1), slice(e0, e1), shift)
         return P
 
     def matmat(self, V):
@@ -321,7 +319,8 @@ class TiledKernelOperator(KernelOperator):
         if self.centering is not None:
             raise RuntimeError("operator is already centred")
         self.centering = centering
-        self._parallel(lambda item: self._center_tile(*item), list(self._store.items()))
+        shift = self._centering_rows()  # cast once, not once per tile
+        self._parallel(lambda item: self._center_tile(*item, shift), list(self._store.items()))
 
     def _parallel(self, fn, items: list) -> list:
         """``[fn(x) for x in items]`` on the worker threads (BLAS limited to one each)."""
