@@ -31,9 +31,11 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from ._array_api import device_namespace, float_dtype, from_host, refuse_device, to_host
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import RBF, Linear, Polynomial
+from .kernels._device import check_device_kernel, device_block
 from .operators import n_threads
 from .preimage import (
     PreimageInfo,
@@ -41,6 +43,7 @@ from .preimage import (
     check_mds_kernel,
     fixed_point_preimage,
     mds_preimage,
+    score_space_kernel,
 )
 from .subspace import BLOCK_BYTES, TRANSFORM_BLOCK_BYTES, FittedSubspace
 
@@ -197,12 +200,39 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_is_fitted(self)
         from .distributed import is_dask_collection, transform_dask
 
+        xp = device_namespace(X)
+        if xp is not None:  # PyTorch, CuPy, ...: computed on the array's device
+            return self._transform_device(X, xp)
         if is_dask_collection(X):  # lazy, chunk by chunk on the cluster
             return transform_dask(self, X, self.n_components_, self.eigenvalues_.dtype)
         X = self._validate_new(X)
         # scores in the model's precision (as the eigenvalues), whatever the rows' dtype
         return self.subspace_.transform(X, n_jobs=self.n_jobs, dtype=self.eigenvalues_.dtype,
                                         block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
+
+    def _transform_device(self, X: Any, xp: Any) -> Any:
+        """``transform`` of an Array API array, on its device (docs/scaling.md)."""
+        space = self.subspace_
+        if space.features is not None or space.normalize or space.precomputed:
+            refuse_device(X, f"{type(self).__name__}.transform")
+        check_device_kernel(space.kernel)
+        self._check_device_rows(X, xp)
+        return space.transform_device(X, xp, dtype=self.eigenvalues_.dtype,
+                                      block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
+
+    def _check_device_rows(self, X: Any, xp: Any, width: int | None = None,
+                           what: str = "features") -> None:
+        """The checks ``validate_data`` makes on NumPy rows, for an Array API array."""
+        width = self.n_features_in_ if width is None else width
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D array, got {X.ndim}-D of shape {tuple(X.shape)}.")
+        if X.shape[1] != width:
+            raise ValueError(f"X has {X.shape[1]} {what}, but {type(self).__name__} is "
+                             f"expecting {width} {what} as input.")
+        if not xp.isdtype(X.dtype, ("real floating", "integral")):
+            raise ValueError(f"{type(self).__name__} needs real numbers; got dtype {X.dtype}.")
+        if xp.isdtype(X.dtype, "real floating") and not bool(xp.all(xp.isfinite(X))):
+            raise ValueError("Input X contains NaN or infinity.")
 
     def _block_bytes(self, default: int, copies: int) -> int:
         """``default`` bytes per block, less when ``memory_limit`` is smaller."""
@@ -438,6 +468,15 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Only with ``return_info=True``.
         """
         check_is_fitted(self)
+        xp = device_namespace(X)
+        if xp is not None:
+            if ((self._default_inverse if method is None else method) == "ridge"
+                    and not return_info):
+                return self._ridge_device(X, xp)
+            # the iterative pre-images run on the host: NumPy in, the namespace out
+            out = self.inverse_transform(to_host(X), method=method, n_neighbors=n_neighbors,
+                                         max_iter=max_iter, tol=tol, return_info=return_info)
+            return _in_namespace(out, xp, X.device)
         method = self._default_inverse if method is None else method
         _check_options(n_neighbors, max_iter, tol)
         self._check_vector_input()
@@ -495,6 +534,17 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         q = int(q)
         self._check_vector_input()
         method = self._check_method(method, DENOISE_METHODS)
+        xp = device_namespace(X)
+        if xp is not None:
+            if method == "ridge" and not return_info:
+                Y = self.transform(X)  # on the device; the other components set to 0
+                Y = xp.concat([Y[:, :q], xp.zeros((Y.shape[0], k - q), dtype=Y.dtype,
+                                                  device=Y.device)], axis=1)
+                return self._ridge_device(Y, xp)
+            out = self.denoise(to_host(X), n_components=n_components, method=method,
+                               n_neighbors=n_neighbors, max_iter=max_iter, tol=tol,
+                               return_info=return_info)
+            return _in_namespace(out, xp, X.device)
         if method == "ridge":
             Y = np.asarray(self.transform(X), dtype=np.float64)
             Y[:, q:] = 0.0
@@ -509,6 +559,27 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Z0 = Xv.toarray() if sp.issparse(Xv) else np.asarray(Xv, dtype=np.float64)
         return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
+
+    def _ridge_device(self, Y: Any, xp: Any) -> Any:
+        """The learned pre-image of scores ``Y`` (an Array API array), on its device."""
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(
+                "The fit_inverse_transform parameter was not set to True when fitting; "
+                "the learned pre-image (method='ridge') is not available.")
+        kernel = score_space_kernel(self.kernel_)
+        Y_fit = self.X_transformed_fit_
+        self._check_device_rows(Y, xp, width=Y_fit.shape[1], what="score columns")
+        check_device_kernel(kernel)
+        dev = Y.device
+        dt = float_dtype(xp, Y_fit.dtype)
+        Yf = from_host(Y_fit, xp, dev)
+        D = from_host(np.asarray(self.dual_coef_, dtype=Y_fit.dtype), xp, dev)
+        Yd = xp.astype(Y, dt)
+        rows = max(1, self._block_bytes(32 * 2**20, 8) // (8 * max(1, Y_fit.shape[0])))
+        blocks = [device_block(kernel, Yd[s : min(s + rows, Y.shape[0]), ...], Yf, xp) @ D
+                  for s in range(0, Y.shape[0], rows)]
+        return (xp.concat(blocks, axis=0) if blocks
+                else xp.zeros((0, D.shape[1]), dtype=dt, device=dev))
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
         block_bytes = self._block_bytes(BLOCK_BYTES, 8)
@@ -551,3 +622,10 @@ def _warn_not_converged(info: PreimageInfo, max_iter: int) -> None:
             ConvergenceWarning,
             stacklevel=3,
         )
+
+
+def _in_namespace(out: Any, xp: Any, device: Any) -> Any:
+    """A host result (an array, or an ``(array, info)`` pair) as an ``xp`` array."""
+    if isinstance(out, tuple):
+        return (from_host(np.asarray(out[0]), xp, device), *out[1:])
+    return from_host(np.asarray(out), xp, device)

@@ -36,6 +36,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from ._array_api import refuse_device
 from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._kernel_pca import ARPACK_SERIAL_ROWS, KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
@@ -279,6 +280,7 @@ n_features)
     # ------------------------------------------------------------------ batches
     def _batches(self, X):
         """Row batches of X, in order, each as an array, sparse matrix or DataFrame."""
+        refuse_device(X, f"{type(self).__name__}.partial_fit")
         from .distributed import is_dask_array, is_dask_collection
 
         size = int(self.batch_size or 500)

@@ -24,6 +24,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._array_api import (
+    device_memory_limit,
+    device_namespace,
+    from_host,
+    refuse_device,
+    to_host,
+)
 from ._base import BaseKernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, job_threads
@@ -37,6 +44,7 @@ from .kernels import (
     make_kernel,
     resolve_gamma,
 )
+from .kernels._device import check_device_kernel
 from .operators import (
     Centering,
     DenseOperator,
@@ -47,6 +55,7 @@ from .operators import (
     gram_matrix,
     storage_dtype,
 )
+from .operators._device import DeviceKernelOperator
 from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
     DENSE_MAX_ROWS,
@@ -86,6 +95,9 @@ class _Plan:
     auto: bool = False
     #: the whole n x n kernel matrix fits the budget (the dense solver is possible)
     dense_fits: bool = True
+    #: the training rows as an Array API array on their device (PyTorch, CuPy, ...):
+    #: the kernel operator and the solver's block algebra run there
+    device_X: Any = None
 
 
 @dataclass(frozen=True)
@@ -354,6 +366,8 @@ class KernelPCA(BaseKernelPCA):
         return X
 
     def _validate_new(self, X: Any) -> Any:
+        # transform, inverse_transform and denoise take device arrays before this
+        refuse_device(X, f"this method of {type(self).__name__}")
         return self._validate_X(X, reset=False, kernel=self.kernel_)
 
     def _training_rows(self) -> Any:
@@ -398,9 +412,12 @@ class KernelPCA(BaseKernelPCA):
         with self._keeping_input_attributes():
             return self._fit(X)
 
-    def _fit(self, X) -> np.ndarray:
+    def _fit(self, X) -> Any:
         if self.fit_inverse_transform and self._is_precomputed():
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
+        xp = device_namespace(X)
+        if xp is not None:
+            return self._fit_device(X, xp)
         X, distributed, rng = self._prepare_fit(X)
         with self._threads():
             # data-dependent kernel parameters: without a random_state the median
@@ -410,6 +427,37 @@ class KernelPCA(BaseKernelPCA):
             gamma = self._resolved_gamma(kernel, X, heuristic_rng)
             dec = self._decompose(X, kernel, rng, distributed)
         return self._set_fitted(X, kernel, dec, gamma)
+
+    def _fit_device(self, X, xp) -> Any:
+        """Fit on an Array API array (docs/scaling.md, "GPU and the Array API").
+
+        The kernel operator and the solver's block algebra run on the array's device;
+        the n x d rows, the n x k eigenvectors and length-n statistics come to the
+        host, where the shared post-processing sets the same (NumPy) fitted
+        attributes as a NumPy fit. Returns the training scores in X's namespace.
+        """
+        self._check_device_estimator()
+        kernel = self._make_kernel()
+        check_device_kernel(kernel)
+        X_host = self._validate_X(to_host(X), reset=True, kernel=kernel)
+        Xd = xp.astype(X, xp.float32 if X_host.dtype == np.float32 else xp.float64)
+        rng = check_random_state(self.random_state)
+        with self._threads():
+            heuristic_rng = None if self.random_state is None else rng
+            kernel = kernel.resolve(X_host, random_state=heuristic_rng)
+            gamma = self._resolved_gamma(kernel, X_host, heuristic_rng)
+            dec = self._decompose(X_host, kernel, rng, device=Xd)
+        out = self._set_fitted(X_host, kernel, dec, gamma)
+        return from_host(out, xp, Xd.device)
+
+    def _check_device_estimator(self) -> None:
+        """Estimators that centre or weight in their own way run on NumPy arrays only."""
+        if type(self)._center_operator is not KernelPCA._center_operator:
+            raise ValueError(
+                f"{type(self).__name__} does not take PyTorch, CuPy or other Array API "
+                "arrays; pass NumPy arrays (e.g. X.cpu().numpy()), or use kpca.KernelPCA "
+                "or kpca.NystromKernelPCA on the device."
+            )
 
     def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
         """Validated training data, whether it came as a dask collection, the RNG."""
@@ -574,9 +622,33 @@ class KernelPCA(BaseKernelPCA):
             solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank)
         return _Plan(kernel, n, k, fraction, solver, dtype, budget, distributed, auto, dense_fits)
 
-    def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False) -> _Decomposition:
-        """kernel -> operator -> centring -> solver -> shared post-processing."""
+    def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False,
+                   device: Any = None) -> _Decomposition:
+        """kernel -> operator -> centring -> solver -> shared post-processing.
+
+        ``device``: the training rows as an Array API array (``X`` is their host
+        copy); the operator and the solver then run on its device.
+        """
         plan = self._plan(X, kernel, distributed)
+        if device is not None:
+            # on the device the budget is device memory; ARPACK and the randomized
+            # solver are host algorithms: block Lanczos serves them there
+            limit = parse_memory(self.memory_limit)
+            budget = limit if limit is not None else device_memory_limit(device)
+            budget = plan.budget if budget is None else budget
+            dense_fits = plan.n * plan.n * plan.dtype.itemsize <= budget // 2
+            solver = plan.solver if plan.solver in ("dense", "krylov") else "krylov"
+            if solver == "dense" and not dense_fits:
+                if not plan.auto:
+                    raise ValueError(
+                        f"eigen_solver='dense' needs the whole {plan.n}x{plan.n} kernel "
+                        f"matrix in device memory ({format_bytes(plan.n**2 * plan.dtype.itemsize)}"
+                        f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
+                        "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
+                solver = "krylov"
+            plan = replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
+                           solver=solver)
+            return self._decompose_planned(X, plan, rng)
         # ARPACK on a small stored matrix makes thousands of products that each take
         # microseconds: waking a second BLAS thread for each costs more than it saves
         # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread; slower from
@@ -623,6 +695,10 @@ class KernelPCA(BaseKernelPCA):
         solver; tiled (stored or matrix-free under the memory budget) otherwise.
         """
         n, k = plan.n, plan.k
+        if plan.device_X is not None:
+            xp = device_namespace(plan.device_X)
+            return DeviceKernelOperator(plan.kernel, plan.device_X, xp, dtype=plan.dtype,
+                                        memory_limit=plan.budget)
         in_process = self._is_precomputed() or plan.solver == "dense" or (
             plan.solver == "arpack" and plan.dense_fits
         )

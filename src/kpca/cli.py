@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+from sklearn.pipeline import make_pipeline
 
 from . import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
 from . import io as kio
@@ -158,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
         _add_io(p, output="OUT" if name == "fit-transform" else None)
         p.add_argument("--save", metavar="MODEL", required=name == "fit",
                        help="save the fitted model to this file (e.g. model.kpca)")
+        p.add_argument("--standardize", action="store_true",
+                       help="scale each column of DATA to mean 0 and standard deviation 1 "
+                            "before the fit (columns in different units); the model file "
+                            "keeps the scaling, and the other commands apply it to their "
+                            "input and undo it on their output")
         _add_estimator_options(p)
     p = command("update", _cmd_update, "add the rows of DATA to a model fitted with "
                 "--estimator incremental, block by block, and save it")
@@ -200,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", "--n-components", type=int, default=2, help="components (default: 2)")
     p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--standardize", action="store_true", help="scale each column to mean 0 "
+                   "and standard deviation 1 before the kernel (fitted on each training "
+                   "fold); the reconstruction errors are then in standardized units")
     p = command("info", _cmd_info, "describe a saved model: estimator, kernel, parameters, "
                 "eigenvalues, explained variance")
     p.add_argument("model", metavar="MODEL", help="saved model file")
@@ -237,6 +246,8 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
     strings = kio.is_string_kernel(getattr(est, "kernel", None))
     X, columns = kio.read_data(args.data, header=args.header, strings=strings,
                                stream=args.estimator in STREAMED and not strings)
+    scaler = kio.fit_scaler(X, args.data) if args.standardize else None
+    X = kio.standardized(X, scaler)
     if transform and not isinstance(X, RowSource):
         Z = est.fit_transform(X)
         scores: Callable[[Any], Any] = lambda _: Z  # noqa: E731
@@ -248,25 +259,33 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
     if transform:
         kio.write_blocks(args.output, [str(c) for c in est.get_feature_names_out()], X, scores)
     if args.save:
-        kio.save_model(est, args.save)
+        kio.save_model(est if scaler is None else make_pipeline(scaler, est), args.save)
     return EXIT_OK
 
 
-def _load(args: argparse.Namespace, command: str, check: bool = True) -> tuple[Any, Any, Any]:
-    """The model (after checking the output path), and DATA read for it."""
+def _unscaled(scaler: Any, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` followed by undoing the model's input scaling (back to DATA's units)."""
+    return fn if scaler is None else (lambda B: scaler.inverse_transform(fn(B)))
+
+
+def _load(args: argparse.Namespace, command: str,
+          check: bool = True) -> tuple[Any, Any, Any, Any]:
+    """The estimator and its input scaler (or None) after checking the output path,
+    and DATA read for it: ``(estimator, scaler, X, columns)``."""
     if args.output:
         kio.check_output_path(args.output)
-    est = kio.load_model(args.model)
+    scaler, est = kio.split_scaling(kio.load_model(args.model))
     if command != "transform":
         kio.check_vectors(est, args.model, command)
     streamed = type(est) in [ESTIMATORS[name] for name in STREAMED]
-    return est, *kio.read_model_input(args.data, est, args.model, header=args.header,
-                                      stream=streamed, check=check)
+    return est, scaler, *kio.read_model_input(args.data, est, args.model, header=args.header,
+                                              stream=streamed, check=check)
 
 
 def _cmd_update(args: argparse.Namespace) -> int:
     out = kio.check_output_path(args.output or args.model, table=False)
-    est = kio.load_model(args.model)
+    model = kio.load_model(args.model)
+    scaler, est = kio.split_scaling(model)
     if not isinstance(est, IncrementalKernelPCA):
         name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)
         what = f"a {type(est).__name__} model" + (f" (--estimator {name})" if name else "")
@@ -274,8 +293,9 @@ def _cmd_update(args: argparse.Namespace) -> int:
                          "models fitted with --estimator incremental.")
     X, _ = kio.read_model_input(args.data, est, args.model, header=args.header, stream=True)
     mode = est.mode_
-    est.partial_fit(X)  # blocks of the model's batch_size; on failure the model is unchanged
-    kio.save_model(est, out)
+    # blocks of the model's batch_size, scaled as the fit's; on failure the model is unchanged
+    est.partial_fit(kio.standardized(X, scaler))
+    kio.save_model(model, out)
     switched = f" (was {mode})" if est.mode_ != mode else ""
     print(f"{out}: added {X.shape[0]} rows, {est.n_samples_seen_} rows seen, "
           f"{est.mode_} mode{switched}")
@@ -283,31 +303,32 @@ def _cmd_update(args: argparse.Namespace) -> int:
 
 
 def _cmd_transform(args: argparse.Namespace) -> int:
-    est, X, _ = _load(args, "transform")
-    kio.write_blocks(args.output, [str(c) for c in est.get_feature_names_out()], X,
-                     est.transform)
+    est, scaler, X, _ = _load(args, "transform")
+    kio.write_blocks(args.output, [str(c) for c in est.get_feature_names_out()],
+                     kio.standardized(X, scaler), est.transform)
     return EXIT_OK
 
 
 def _cmd_inverse(args: argparse.Namespace) -> int:
-    est, Y, _ = _load(args, "inverse", check=False)
+    est, scaler, Y, _ = _load(args, "inverse", check=False)
     kio.check_scores(est, Y, args.data, args.model)
     method = args.method or ("ridge" if type(est) is KernelPCA else "auto")
     if method == "ridge" and est.get_params().get("fit_inverse_transform") is False:
         raise ValueError(f"{args.model}: the model has no learned pre-image map; refit it with"
                          " --fit-inverse, or use --method fixed_point / mds.")
     kio.write_blocks(args.output, kio.input_names(est), Y,
-                     lambda B: est.inverse_transform(B, method=method))
+                     _unscaled(scaler, lambda B: est.inverse_transform(B, method=method)))
     return EXIT_OK
 
 
 def _cmd_denoise(args: argparse.Namespace) -> int:
-    est, X, columns = _load(args, "denoise")
+    est, scaler, X, columns = _load(args, "denoise")
     if not callable(getattr(est, "denoise", None)):
         raise ValueError(f"{args.model}: a {type(est).__name__} model has no pre-images, so it "
                          "cannot denoise; fit --estimator exact or nystrom.")
-    kio.write_blocks(args.output, kio.input_names(est, columns), X,
-                     lambda B: est.denoise(B, n_components=args.n_components, method=args.method))
+    kio.write_blocks(args.output, kio.input_names(est, columns), kio.standardized(X, scaler),
+                     _unscaled(scaler, lambda B: est.denoise(B, n_components=args.n_components,
+                                                            method=args.method)))
     return EXIT_OK
 
 
@@ -333,13 +354,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     except ImportError:
         raise ImportError("figures need matplotlib: pip install 'kpca[plot]'") from None
     matplotlib.use("Agg")  # the command line only writes files
-    est = kio.load_model(args.model)
+    scaler, est = kio.split_scaling(kio.load_model(args.model))
     X = labels = columns = None
     if args.data is not None:
         X, labels, columns = kio.read_data_and_labels(
             args.data, header=args.header, strings=kio.fitted_on_strings(est),
             labels=args.labels, label_column=args.label_column)
         kio.check_columns(est, X, columns, args.data, args.model)
+        X = kio.standardized(X, scaler)  # the points in the space the model was fitted in
     elif args.labels or args.label_column:
         raise ValueError("--labels / --label-column need --data.")
     if args.kind == "scatter" and X is None:
@@ -372,7 +394,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     candidates = kio.parse_candidates(args.kernels, args.gammas, args.degrees)
     preimages = kio.split_list(args.preimages, kio.parse_choice(*_PREIMAGES), "--preimages")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
-                           cv=args.cv, random_state=args.seed, preimage_methods=preimages)
+                           cv=args.cv, random_state=args.seed, preimage_methods=preimages,
+                           standardize=args.standardize)
     text = kio.format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
                                 n_components=args.n_components)
     with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \
@@ -382,9 +405,10 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    est = kio.load_model(args.model)
+    model = kio.load_model(args.model)
+    est = kio.split_scaling(model)[1]
     name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)
-    info = {"model": args.model, "estimator": name, **kio.model_summary(est)}
+    info = {"model": args.model, "estimator": name, **kio.model_summary(model)}
     print(json.dumps(info, indent=2) if args.json else kio.format_summary(info))
     return EXIT_OK
 

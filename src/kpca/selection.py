@@ -31,7 +31,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, ParameterGrid, check_cv, cross_val_score
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from ._kernel_pca import KernelPCA
 
@@ -158,6 +159,7 @@ def select_kernel(
     alpha: float = 1e-3,
     n_jobs: int | None = None,
     random_state: int | None = 0,
+    standardize: bool = False,
 ) -> SelectionResult:
     """Score candidate kernels / parameters by cross-validation.
 
@@ -186,6 +188,11 @@ def select_kernel(
         Parallel jobs of the supervised cross-validation.
     random_state : int, default=0
         Shuffling of the unsupervised folds and solver seeds.
+    standardize : bool, default=False
+        Scale each column to mean 0 and standard deviation 1 before the kernel, with a
+        :class:`~sklearn.preprocessing.StandardScaler` fitted on each training fold
+        (no information from the held-out fold). The unsupervised reconstruction
+        error is then in standardized units.
 
     Returns
     -------
@@ -195,14 +202,16 @@ def select_kernel(
     X = np.asarray(X, dtype=float) if not hasattr(X, "tocsr") else X
     if y is not None:
         return _supervised(X, y, params_list, n_components, cv, classifier, n_jobs,
-                           random_state)
+                           random_state, standardize)
     return _unsupervised(X, params_list, n_components, cv, tuple(preimage_methods), alpha,
-                         random_state)
+                         random_state, standardize)
 
 
-def _supervised(X, y, params_list, n_components, cv, classifier, n_jobs, random_state):
+def _supervised(X, y, params_list, n_components, cv, classifier, n_jobs, random_state,
+                standardize):
     clf = classifier if classifier is not None else LogisticRegression(max_iter=1000)
     pipe = Pipeline([
+        *([("scale", StandardScaler(with_mean=not sp_issparse(X)))] if standardize else []),
         ("kpca", KernelPCA(n_components=n_components, random_state=random_state)),
         ("clf", clf),
     ])
@@ -250,11 +259,18 @@ def _reconstruct(est: KernelPCA, X: np.ndarray, method: str) -> np.ndarray:
     return np.asarray(est.inverse_transform(Y, method=method))
 
 
-def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state):
+def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state,
+                  standardize):
     if sp_issparse(X):
         raise ValueError("unsupervised selection needs dense X (pre-images are dense).")
     splitter = KFold(cv, shuffle=True, random_state=random_state) if isinstance(cv, int) else cv
-    folds = list(splitter.split(X))
+    folds = []  # (training rows, held-out rows), scaled by the training fold's scaler
+    for train, test in splitter.split(X):
+        if standardize:
+            scaler = StandardScaler().fit(X[train])
+            folds.append((scaler.transform(X[train]), scaler.transform(X[test])))
+        else:
+            folds.append((X[train], X[test]))
     base = KernelPCA(n_components=n_components, fit_inverse_transform=True, alpha=alpha,
                      random_state=random_state)
     rows: list[dict[str, Any]] = []
@@ -262,10 +278,10 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
     for number, params in enumerate(params_list, 1):
         logger.info("select_kernel: candidate %d of %d: %s", number, len(params_list), params)
         per_method: dict[str, list[float]] = {m: [] for m in methods}
-        for train, test in folds:
+        for X_train, X_test in folds:
             est = clone(base).set_params(**params)
             try:
-                est.fit(X[train])
+                est.fit(X_train)
             except (ValueError, np.linalg.LinAlgError) as exc:
                 notes.append(f"{_params_text(params)}: fit failed ({_first_line(exc)})")
                 for m in methods:
@@ -273,8 +289,8 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
                 continue
             for m in methods:
                 try:
-                    R = _reconstruct(est, X[test], m)
-                    per_method[m].append(float(np.mean((X[test] - R) ** 2)))
+                    R = _reconstruct(est, X_test, m)
+                    per_method[m].append(float(np.mean((X_test - R) ** 2)))
                 except TypeError:  # this kpca has no such pre-image method
                     per_method[m].append(np.nan)
                 except ValueError as exc:
@@ -292,7 +308,8 @@ def _unsupervised(X, params_list, n_components, cv, methods, alpha, random_state
     for r, rank in zip(rows, _ranks([r["score"] for r in rows], False), strict=True):
         r["rank"] = rank
     best = min(rows, key=lambda r: r["rank"])
-    best_est = clone(base).set_params(**best["params"]).fit(X)
+    best_est = clone(base).set_params(**best["params"])
+    best_est = (make_pipeline(StandardScaler(), best_est) if standardize else best_est).fit(X)
     logger.info("select_kernel: best %s / %s (reconstruction MSE %.4g)", best["params"],
                 best["method"], best["score"])
     return SelectionResult(rows, "reconstruction_mse", dict(best["params"]), best_est, notes)

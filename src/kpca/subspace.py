@@ -324,6 +324,40 @@ class FittedSubspace:
 
         run_blocks(work, range(0, X.shape[0], FUSED_ROWS), workers)
 
+    def transform_device(self, X: Any, xp: Any, *, dtype: Any,
+                         block_bytes: int = TRANSFORM_BLOCK_BYTES) -> Any:
+        """Scores of the rows of an Array API array ``X``, computed on its device.
+
+        The expansion points, coefficients and offset go to the device once per call;
+        kernel rows are evaluated (in :attr:`rows_dtype`) and multiplied in row blocks
+        of at most ``block_bytes``. Only raw scores of a vector kernel with a device
+        implementation (``kernels._device``); the caller checks that.
+
+        Returns
+        -------
+        array of shape (m, k), namespace ``xp``, in ``dtype`` (a NumPy float dtype)
+        """
+        from ._array_api import float_dtype, from_host
+        from .kernels._device import device_block
+
+        dev = X.device
+        rows_dt = float_dtype(xp, self.rows_dtype)
+        Z = from_host(np.asarray(self.basis, dtype=self.rows_dtype), xp, dev)
+        C = from_host(self.coef.astype(self.rows_dtype), xp, dev)
+        b = from_host(self.offset.astype(dtype), xp, dev)
+        Xd = xp.astype(X, rows_dt)
+        rows = max(1, block_bytes // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
+        out_dt = float_dtype(xp, dtype)
+        m = X.shape[0]
+        blocks = [xp.astype(device_block(self.kernel, Xd[s : min(s + rows, m), ...], Z, xp) @ C,
+                            out_dt) for s in range(0, m, rows)]
+        out = (xp.concat(blocks, axis=0) if blocks
+               else xp.zeros((0, self.k), dtype=out_dt, device=dev)) - b
+        if not bool(xp.all(xp.isfinite(out))):
+            raise ValueError("transform produced non-finite scores: the kernel values "
+                             "overflow; scale the data or change the kernel parameters.")
+        return out
+
     def raw_projection(self, X: Any, *, kernel_diag: Any = None,
                        block_bytes: int = BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
         """Raw scores and squared distances to the centre, in float64, in one pass.

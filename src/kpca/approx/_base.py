@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._array_api import refuse_device
 from .._base import BaseKernelPCA
 from .._rows import RowSource
 from ..diagnostics import od_noise
@@ -198,6 +199,7 @@ class FeatureKernelPCA(BaseKernelPCA):
     def _fit(self, X):
         from ..distributed import get_client, is_dask_array
 
+        refuse_device(X, f"{type(self).__name__}.fit")
         X = self._validate(X, reset=True)
         rng = check_random_state(self.random_state)
         n = X.shape[0]

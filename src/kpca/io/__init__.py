@@ -19,6 +19,7 @@ from ._inputs import (
     check_columns,
     check_scores,
     check_vectors,
+    fit_scaler,
     fitted_on_strings,
     input_names,
     is_string_kernel,
@@ -28,8 +29,16 @@ from ._inputs import (
     read_model_input,
     read_strings,
     split_label_column,
+    standardized,
 )
-from ._model import FORMAT_VERSION, load_model, model_summary, register_dataclass, save_model
+from ._model import (
+    FORMAT_VERSION,
+    load_model,
+    model_summary,
+    register_dataclass,
+    save_model,
+    split_scaling,
+)
 from ._params import (
     PARAMETER_FLAGS,
     ParameterFlag,
@@ -78,6 +87,7 @@ __all__ = [
     "check_scores",
     "check_vectors",
     "console_logging",
+    "fit_scaler",
     "fitted_on_strings",
     "flag_help",
     "format_selection",
@@ -113,6 +123,8 @@ __all__ = [
     "save_model",
     "split_label_column",
     "split_list",
+    "split_scaling",
+    "standardized",
     "write_blocks",
     "write_delimited",
     "write_table",

@@ -7,7 +7,9 @@ checks that a file fits a saved model.
   column of the table;
 * :func:`read_model_input` / :func:`check_columns` -- the table has the model's
   columns (number, and names when both have them); :func:`check_vectors` -- the
-  model maps back to vectors; :func:`input_names` -- the names of input space.
+  model maps back to vectors; :func:`input_names` -- the names of input space;
+* :func:`fit_scaler` / :func:`standardized` -- ``--standardize``: a scaler fitted on
+  DATA (a row source in one pass) and data scaled by it.
 
 Every problem is a ``ValueError`` naming the file (and the model).
 """
@@ -15,18 +17,22 @@ Every problem is a ``ValueError`` naming the file (and the model).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._files import PathLike
+from .._rows import RowSource
 from ..kernels import KERNELS
 from ._sources import open_rows
 from ._tables import TABLE_FORMATS, _check_readable, read_table
 
 logger = logging.getLogger("kpca")
+
+#: bytes of float64 rows read at once when a row source is standardized
+STREAM_ROWS_BYTES = 8 * 2**20
 
 
 def is_string_kernel(kernel: Any) -> bool:
@@ -266,3 +272,71 @@ def check_vectors(est: Any, model: PathLike, command: str) -> None:
             f"'kpca {command}' maps back to input vectors, which strings do not have."
         )
 
+
+
+# ------------------------------------------------------------------ standardized inputs
+class _ScaledRows(RowSource):
+    """A row source whose blocks are standardized by a fitted scaler."""
+
+    def __init__(self, source: RowSource, scaler: Any) -> None:
+        self.source, self.scaler = source, scaler
+        self.shape, self.dtype = source.shape, source.dtype
+        self.feature_names = source.feature_names
+
+    def __repr__(self) -> str:
+        return f"standardized({self.source!r})"
+
+    def blocks(self, rows: int) -> Iterator[np.ndarray]:
+        for block in self.source.blocks(rows):
+            yield self.scaler.transform(block)
+
+    def take(self, indices: np.ndarray) -> np.ndarray:
+        return self.scaler.transform(self.source.take(indices))
+
+
+def fit_scaler(X: Any, data: PathLike) -> Any:
+    """A :class:`~sklearn.preprocessing.StandardScaler` fitted on DATA (``--standardize``).
+
+    Parameters
+    ----------
+    X : ndarray or RowSource
+        A row source is read once, block by block (``partial_fit``).
+    data : str or path-like
+        The file, for messages.
+
+    Returns
+    -------
+    StandardScaler
+        Fitted; a constant column keeps scale 1 (it is centred only).
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    if X.ndim != 2 or isinstance(X, np.ndarray) and X.dtype.kind not in "fiub":
+        raise ValueError(f"{data}: --standardize needs a numeric table, one row per "
+                         "sample; a string kernel's documents have no columns to scale.")
+    scaler = StandardScaler()
+    if isinstance(X, RowSource):
+        for block in X.blocks(max(1024, STREAM_ROWS_BYTES // (8 * max(1, X.shape[1])))):
+            scaler.partial_fit(block)
+        return scaler
+    return scaler.fit(X)
+
+
+def standardized(X: Any, scaler: Any) -> Any:
+    """``X`` standardized by ``scaler`` (``None``: ``X`` itself); never in place.
+
+    Parameters
+    ----------
+    X : ndarray or RowSource
+    scaler : fitted StandardScaler or None
+
+    Returns
+    -------
+    ndarray or RowSource
+        A new array, or a row source that scales each block as it is read.
+    """
+    if scaler is None:
+        return X
+    if isinstance(X, RowSource):
+        return _ScaledRows(X, scaler)
+    return scaler.transform(X)

@@ -20,6 +20,12 @@ class name + parameters) and the registered dataclasses (e.g.
 :class:`kpca.operators.Centering`). Anything else -- a callable kernel, a
 ``RandomState`` -- is refused with a ``ValueError`` when saving.
 
+A fitted ``make_pipeline(StandardScaler(), estimator)`` -- inputs standardized before
+the kpca estimator, what ``kpca fit --standardize`` fits -- is saved as the estimator plus
+an ``input_scaling`` entry (the scaler's ``mean_``, ``scale_``, ``var_``; format
+version 3) and loaded back as such a pipeline, so that ``transform`` of the loaded
+object scales its input as the fit did.
+
 On load, the estimator class must be exported by the :mod:`kpca` package, a
 kernel class must be a :class:`kpca.kernels.Kernel` subclass exported by
 :mod:`kpca.kernels`, and a dataclass must be in :data:`DATACLASSES`: names are
@@ -42,6 +48,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from .. import kernels
@@ -56,8 +64,13 @@ logger = logging.getLogger("kpca")
 
 #: identifies kpca model files
 FORMAT_NAME = "kpca-model"
-#: version of the on-disk layout; bumped when it changes incompatibly
-FORMAT_VERSION = 2
+#: version of the on-disk layout; bumped when it changes incompatibly. A file of
+#: version 3 holds standardized inputs (``input_scaling``), which a reader of version 2
+#: would ignore; files without it are still written as version 2.
+FORMAT_VERSION = 3
+_PLAIN_VERSION = 2
+#: fitted attributes of the saved StandardScaler (an array each, or None)
+_SCALER_STATE = ("mean_", "scale_", "var_")
 
 _META_KEY = "__meta__"
 _TYPE = "__type__"
@@ -229,13 +242,64 @@ def _estimator_class(name: str) -> type:
     return cls
 
 
+def split_scaling(model: Any) -> tuple[StandardScaler | None, BaseEstimator]:
+    """The input scaler and the kpca estimator of a model: ``(None, model)`` for an
+    estimator, ``(scaler, estimator)`` for ``make_pipeline(StandardScaler(), estimator)``.
+
+    Raises
+    ------
+    ValueError
+        ``model`` is a pipeline of other steps (model files hold a kpca estimator,
+        optionally after one :class:`~sklearn.preprocessing.StandardScaler`).
+    """
+    if not isinstance(model, Pipeline):
+        return None, model
+    steps = [step for _, step in model.steps]
+    if len(steps) != 2 or type(steps[0]) is not StandardScaler:
+        raise ValueError(
+            "save_model: a pipeline is saved only as make_pipeline(StandardScaler(), "
+            f"estimator); got steps {[type(s).__name__ for s in steps]}."
+        )
+    return steps[0], steps[1]
+
+
+def _scaler_meta(scaler: StandardScaler, enc: _Encoder) -> dict[str, Any]:
+    check_is_fitted(scaler)
+    if scaler.get_params()["copy"] is False:  # it would scale the caller's arrays in place
+        raise ValueError("save_model: the StandardScaler has copy=False; kpca never "
+                         "modifies its input in place, so use copy=True.")
+    return {
+        "params": {k: enc.encode(v, k) for k, v in scaler.get_params().items()},
+        "state": {k: enc.encode(getattr(scaler, k), k) for k in (*_SCALER_STATE,
+                                                                 "n_features_in_")},
+    }
+
+
+def _load_scaler(node: Any, dec: _Decoder) -> StandardScaler:
+    if not isinstance(node, dict) or not isinstance(node.get("params"), dict) \
+            or not isinstance(node.get("state"), dict):
+        raise dec._fail("bad input_scaling entry")
+    params = {k: dec.decode(v) for k, v in node["params"].items()}
+    if set(params) != {"copy", "with_mean", "with_std"} or not all(
+            isinstance(v, bool) for v in params.values()):
+        raise dec._fail(f"bad input_scaling parameters {sorted(params)}")
+    state = {k: dec.decode(v) for k, v in node["state"].items()}
+    if set(state) != {*_SCALER_STATE, "n_features_in_"}:
+        raise dec._fail(f"bad input_scaling state {sorted(state)}")
+    scaler = StandardScaler(**params)
+    for k, v in state.items():
+        setattr(scaler, k, v)
+    return scaler
+
+
 def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     """Save a fitted kpca estimator to ``path`` (atomically; no pickle).
 
     Parameters
     ----------
-    estimator : estimator exported by :mod:`kpca`
-        Fitted, e.g. :class:`kpca.KernelPCA`.
+    estimator : estimator exported by :mod:`kpca`, or a pipeline
+        Fitted, e.g. :class:`kpca.KernelPCA`, or a fitted
+        ``make_pipeline(StandardScaler(), estimator)`` (inputs standardized first).
     path : str or path-like
         Destination file; ``.kpca`` is the conventional extension.
 
@@ -245,6 +309,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         The estimator is not a kpca estimator, is not fitted, or holds a value
         that cannot be stored without code (e.g. a callable kernel).
     """
+    scaler, estimator = split_scaling(estimator)
     name = type(estimator).__name__
     try:
         ok = _estimator_class(name) is type(estimator)
@@ -260,7 +325,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     unsaved = set(getattr(type(estimator), "_unsaved_attributes", ()))
     meta = {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        "format_version": _PLAIN_VERSION if scaler is None else FORMAT_VERSION,
         "class": name,
         "kpca_version": _version(),
         "params": {k: enc.encode(v, k) for k, v in params.items()},
@@ -269,6 +334,8 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
             if k not in params and k not in unsaved
         },
     }
+    if scaler is not None:
+        meta["input_scaling"] = _scaler_meta(scaler, enc)
     text = json.dumps(meta, allow_nan=True)
     arrays = {_META_KEY: np.array(text), **enc.arrays}
     with atomic_write(path, "wb") as fh:
@@ -413,7 +480,7 @@ def _read_archive(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
-def load_model(path: str | os.PathLike) -> BaseEstimator:
+def load_model(path: str | os.PathLike) -> Any:
     """Load an estimator saved by :func:`save_model`. Executes no code from the file.
 
     Parameters
@@ -423,6 +490,9 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
     Returns
     -------
     estimator : the fitted kpca estimator
+        Or, for a model saved with standardized inputs, the fitted
+        ``make_pipeline(StandardScaler(), estimator)`` (:func:`split_scaling`
+        separates them).
 
     Raises
     ------
@@ -445,7 +515,7 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
     version = meta.get("format_version")
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"{source}: corrupt kpca model file: format version {version!r}.")
-    if version != FORMAT_VERSION:
+    if version not in (_PLAIN_VERSION, FORMAT_VERSION):
         advice = ("upgrade kpca to load it" if version > FORMAT_VERSION else
                   f"refit the model and save it again with kpca {_version()}")
         raise ValueError(
@@ -481,6 +551,8 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
             raise ValueError(f"{source}: corrupt kpca model file: bad attribute name {attr!r}.")
         setattr(estimator, attr, dec.decode(node))
     logger.info("loaded %s from %s", name, source)
+    if "input_scaling" in meta:
+        return make_pipeline(_load_scaler(meta["input_scaling"], dec), estimator)
     return estimator
 
 
@@ -489,12 +561,13 @@ def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
 
     Parameters
     ----------
-    estimator : fitted kpca estimator
+    estimator : fitted kpca estimator, or a pipeline :func:`load_model` returns
 
     Returns
     -------
     dict
-        ``class``, ``params``, and when present ``kernel`` (the resolved kernel
+        ``class``, ``params``, and when present ``input_scaling`` (the ``mean``
+        and ``scale`` that standardize the inputs), ``kernel`` (the resolved kernel
         with its parameters), ``n_components``, ``n_samples_fit`` (of an
         incremental model: the rows seen, with ``mode`` and ``n_rows_kept``),
         ``n_features_in``, ``eigen_solver``, ``eigenvalues`` and
@@ -514,10 +587,13 @@ def model_summary(estimator: BaseEstimator) -> dict[str, Any]:
             return v
         return repr(v)
 
+    scaler, estimator = split_scaling(estimator)
     out: dict[str, Any] = {
         "class": type(estimator).__name__,
         "params": plain(estimator.get_params(deep=False)),
     }
+    if scaler is not None:
+        out["input_scaling"] = {"mean": plain(scaler.mean_), "scale": plain(scaler.scale_)}
     kernel = getattr(estimator, "kernel_", None)
     if kernel is not None:
         out["kernel"] = {

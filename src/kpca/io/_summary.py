@@ -36,6 +36,9 @@ def format_summary(info: dict[str, Any]) -> str:
         d = info.get("n_features_in")
         what = f"x {d} features" if d is not None else "(non-vector objects, e.g. strings)"
         lines.append(f"fitted on:    {info['n_samples_fit']} samples {what}")
+    if "input_scaling" in info:
+        lines.append("inputs:       standardized (each column minus its training mean, "
+                     "divided by its training standard deviation)")
     if "mode" in info:
         kept = ("every row kept" if info["mode"] == "exact" else
                 f"{info['n_rows_kept']} landmark rows kept")

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
+from .._array_api import refuse_device
 from .._base import extend_init
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
@@ -167,6 +168,7 @@ class AnovaKernelPCA(KernelPCA):
         return a
 
     def _fit(self, X) -> np.ndarray:
+        refuse_device(X, f"{type(self).__name__}.fit")
         X, distributed, rng = self._prepare_fit(X)
         objective, path = [], []
         converged, beta = False, None

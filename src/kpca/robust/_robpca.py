@@ -18,6 +18,7 @@ from sklearn.base import _fit_context
 from sklearn.covariance import MinCovDet
 from sklearn.utils._param_validation import Interval
 
+from .._array_api import refuse_device
 from .._base import extend_init
 from .._kernel_pca import KernelPCA, _is_fraction
 from ..diagnostics import norm_floor, od_noise
@@ -335,6 +336,7 @@ class KernelROBPCA(ReweightedKernelPCA):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X) -> np.ndarray:
+        refuse_device(X, f"{type(self).__name__}.fit")
         X, _, rng = self._prepare_fit(X)
         with self._threads():
             heuristic_rng = None if self.random_state is None else rng  # see KernelPCA

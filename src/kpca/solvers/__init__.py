@@ -136,6 +136,12 @@ def eigsh_top(
         ``tol``, ``max_iter``, ``iterated_power``, ``random_state``, ``start``:
         read by the solvers that use them.
     """
+    if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
+        from ._device import device_eigsh
+
+        if solver == "auto":
+            solver = choose_solver(op.n, k)
+        return _check_count(device_eigsh(op, k, solver=solver, **options), k, op.n)
     if fallback is None:
         fallback = solver == "auto"
     if solver == "auto":

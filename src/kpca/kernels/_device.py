@@ -1,0 +1,91 @@
+"""Kernel blocks in an Array API namespace (PyTorch, CuPy, ``array-api-strict``).
+
+The same kernels as the NumPy classes of :mod:`kpca.kernels._standard`, evaluated with
+the standard's operations only, on the arrays' own device (docs/scaling.md, "GPU and
+the Array API"). The NumPy path keeps its own tuned code; this one is used only for
+arrays of another namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import Kernel
+from ._standard import RBF, Cosine, Laplacian, Linear, Polynomial, Sigmoid
+
+#: the kernels with a device implementation
+DEVICE_KERNELS = (RBF, Laplacian, Polynomial, Linear, Cosine, Sigmoid)
+
+
+def check_device_kernel(kernel: Kernel) -> None:
+    """Refuse a kernel that has no Array API implementation, naming the alternatives."""
+    if type(kernel) not in DEVICE_KERNELS:
+        name = getattr(kernel, "name", type(kernel).__name__)
+        raise ValueError(
+            f"the {name!r} kernel has no Array API (device) implementation; with PyTorch, "
+            "CuPy or other Array API arrays use one of 'rbf', 'laplacian', 'poly', "
+            "'linear', 'cosine', 'sigmoid', or pass NumPy arrays (e.g. X.cpu().numpy())."
+        )
+
+
+def _dot(xp: Any, X: Any, Y: Any) -> Any:
+    return X @ xp.matrix_transpose(Y)
+
+
+def _inv_norms(xp: Any, X: Any) -> Any:
+    norms = xp.sqrt(xp.sum(X * X, axis=1))
+    safe = xp.where(norms > 0, norms, xp.ones_like(norms))
+    return xp.where(norms > 0, 1.0 / safe, xp.zeros_like(norms))
+
+
+def device_block(kernel: Kernel, X: Any, Y: Any, xp: Any) -> Any:
+    """``k(X, Y)`` of shape (len(X), len(Y)) in namespace ``xp``, in X's dtype.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel (numeric ``gamma``) of :data:`DEVICE_KERNELS`.
+    X, Y : arrays of namespace ``xp``, shapes (m, d) and (n, d), same float dtype
+    xp : namespace
+
+    Returns
+    -------
+    array of shape (m, n)
+    """
+    check_device_kernel(kernel)
+    if isinstance(kernel, RBF):
+        # shifted by Y's mean before the expansion ||x||^2 + ||y||^2 - 2<x, y>, as the
+        # NumPy kernel does, so that float32 resolves data far from the origin
+        c = xp.mean(Y, axis=0)
+        Xc, Yc = X - c, Y - c
+        D = (xp.sum(Xc * Xc, axis=1)[:, None] + xp.sum(Yc * Yc, axis=1)[None, :]
+             - 2.0 * _dot(xp, Xc, Yc))
+        return xp.exp(-kernel._g() * xp.clip(D, min=0.0))
+    if isinstance(kernel, Laplacian):
+        D = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+        for j in range(X.shape[1]):  # one feature at a time: no (m, n, d) temporary
+            D = D + xp.abs(X[:, j][:, None] - Y[:, j][None, :])
+        return xp.exp(-kernel._g() * D)
+    if isinstance(kernel, Linear):
+        return _dot(xp, X, Y)
+    if isinstance(kernel, Polynomial):
+        return (kernel._g() * _dot(xp, X, Y) + kernel.coef0) ** kernel.degree
+    if isinstance(kernel, Sigmoid):
+        return xp.tanh(kernel._g() * _dot(xp, X, Y) + kernel.coef0)
+    # cosine
+    return _dot(xp, X, Y) * _inv_norms(xp, X)[:, None] * _inv_norms(xp, Y)[None, :]
+
+
+def device_diag(kernel: Kernel, X: Any, xp: Any) -> Any:
+    """``k(x, x)`` per row of X, shape (m,), in namespace ``xp``."""
+    check_device_kernel(kernel)
+    if isinstance(kernel, (RBF, Laplacian)):
+        return xp.ones(X.shape[0], dtype=X.dtype, device=X.device)
+    sq = xp.sum(X * X, axis=1)
+    if isinstance(kernel, Linear):
+        return sq
+    if isinstance(kernel, Polynomial):
+        return (kernel._g() * sq + kernel.coef0) ** kernel.degree
+    if isinstance(kernel, Sigmoid):
+        return xp.tanh(kernel._g() * sq + kernel.coef0)
+    return xp.astype(sq > 0, X.dtype)

@@ -1,0 +1,124 @@
+"""The kernel matrix on the arrays' device, through the Array API (docs/scaling.md,
+"GPU and the Array API").
+
+:class:`DeviceKernelOperator` holds the training rows in their own namespace (PyTorch,
+CuPy, ``array-api-strict``) and gives ``K @ V`` for blocks ``V`` of that namespace:
+from a stored ``K`` when the whole matrix fits the memory budget (device memory on a
+GPU), else matrix-free, recomputing row tiles of ``K`` and multiplying each by the
+block while it is in device memory. Centring (docs/math.md, "Centring in feature
+space") is applied to the stored matrix once, or to each product, never as an n x n
+copy. Only length-n statistics (diagonal, row means) go to the host.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from .._array_api import float_dtype, to_host
+from ..kernels._device import device_block, device_diag
+from ._base import KernelOperator
+from ._centering import Centering
+
+logger = logging.getLogger("kpca")
+
+
+class DeviceKernelOperator(KernelOperator):
+    """``K`` (then ``K~``) of rows ``X`` of an Array API namespace, on their device.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel with a device implementation (``kernels._device``).
+    X : array of shape (n, d), namespace ``xp``
+    xp : namespace
+    dtype : numpy dtype
+        float32 or float64: the precision of the kernel values and products.
+    memory_limit : int
+        Bytes of device memory for kernel values: ``K`` is stored when it takes at most
+        half, else tiles of rows are recomputed for each product.
+    """
+
+    #: solvers recognise a device operator by this flag (``matmat`` takes xp arrays)
+    device = True
+
+    def __init__(self, kernel: Any, X: Any, xp: Any, *, dtype: Any, memory_limit: int):
+        self.kernel, self.xp = kernel, xp
+        self.dtype = np.dtype(dtype)
+        self.X = xp.astype(X, float_dtype(xp, self.dtype))
+        n = X.shape[0]
+        self.shape = (n, n)
+        itemsize = self.dtype.itemsize
+        self.stored = n * n * itemsize <= memory_limit // 2
+        # matrix-free: a tile of rows x n values and its product take a quarter of it
+        self.tile_rows = max(1, min(n, (memory_limit // 4) // max(1, n * itemsize)))
+        self.K = None
+        self._centering: Centering | None = None
+        self._r: Any = None  # row means on the device, once centred (matrix-free)
+        if self.stored:
+            self.K = xp.concat([self._tile(s) for s in range(0, n, self.tile_rows)], axis=0)
+        logger.info("device operator: n=%d, %s, %s", n, self.dtype.name,
+                    "stored" if self.stored else f"matrix-free, tiles of {self.tile_rows} rows")
+
+    def _tile(self, start: int) -> Any:
+        stop = min(start + self.tile_rows, self.n)
+        return device_block(self.kernel, self.X[start:stop, ...], self.X, self.xp)
+
+    @property
+    def nbytes(self) -> int:
+        return self.n * self.n * self.dtype.itemsize if self.stored else 0
+
+    # ------------------------------------------------------------------ products
+    def _product(self, V: Any) -> Any:
+        """Uncentred ``K @ V`` on the device."""
+        if self.K is not None:
+            return self.K @ V
+        xp = self.xp
+        return xp.concat([self._tile(s) @ V for s in range(0, self.n, self.tile_rows)], axis=0)
+
+    def matmat(self, V: Any) -> Any:
+        """``K @ V`` (``K~ @ V`` once centred) for ``V`` of shape (n, b) on the device."""
+        xp = self.xp
+        V = xp.astype(V, self.X.dtype)
+        if self._r is None:  # stored and centred in place, or not centred
+            return self._product(V)
+        # K~ V = K V - 1 (r^T V) - r (1^T V) + g 1 (1^T V), one pass over K
+        r, g = self._r, self._centering.grand_mean
+        s = xp.sum(V, axis=0)[None, :]
+        return self._product(V) - (r[None, :] @ V) - r[:, None] * s + g * s
+
+    def diag(self) -> np.ndarray:
+        d = to_host(device_diag(self.kernel, self.X, self.xp), np.float64)
+        if self._centering is not None:  # K~_ii = K_ii - 2 r_i + g
+            d = d - 2 * self._centering.row_means + self._centering.grand_mean
+        return d
+
+    def row_means(self) -> np.ndarray:
+        """``K 1 / n`` (float64, on the host): one pass over ``K``."""
+        xp = self.xp
+        if self.K is not None:
+            r = xp.sum(self.K, axis=1)
+        else:
+            r = xp.concat([xp.sum(self._tile(s), axis=1)
+                           for s in range(0, self.n, self.tile_rows)], axis=0)
+        return to_host(r, np.float64) / self.n
+
+    def center_inplace(self, c: Centering) -> None:
+        """Centre with ``c`` (the training mean): the stored matrix once, else each
+        product."""
+        if not c.enabled or c.weights is not None or c.scale is not None:
+            raise ValueError("the device operator centres on the training mean only; "
+                             "robust centrings run on NumPy arrays.")
+        xp = self.xp
+        r = xp.asarray(np.asarray(c.row_means, dtype=self.dtype), device=self.X.device)
+        self._centering = c
+        if self.K is not None:
+            self.K = self.K - r[:, None] - r[None, :] + c.grand_mean
+        else:
+            self._r = r
+
+    def stored_matrix(self) -> Any:
+        """The stored (centred) matrix on the device, or ``None`` when matrix-free."""
+        return self.K

@@ -1,0 +1,212 @@
+"""Array API input (PyTorch, CuPy, array-api-strict): computed in the arrays' namespace.
+
+Every result is compared with the NumPy path of the same estimator on the same values
+(which is itself tested against scikit-learn and dense references): 1e-10 relative to
+the largest value in float64, 1e-5 in float32. The namespaces are array-api-strict
+(the standard's reference implementation, installed with the test extra) and PyTorch
+CPU tensors where PyTorch is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import kpca
+from kpca._array_api import device_namespace, to_host
+from kpca.kernels import make_kernel
+from kpca.kernels._device import device_block, device_diag
+from kpca.operators import Centering
+from kpca.operators._device import DeviceKernelOperator
+
+xps = pytest.importorskip("array_api_strict")
+
+NAMESPACES = ["array_api_strict"] + (["torch"] if importlib.util.find_spec("torch") else [])
+TOL = {np.float64: 1e-10, np.float32: 1e-5}
+KERNELS = [("rbf", dict(gamma=0.2)), ("laplacian", dict(gamma=0.1)),
+           ("poly", dict(gamma=0.3, degree=2, coef0=1.0)), ("linear", {}),
+           ("cosine", {}), ("sigmoid", dict(gamma=0.05, coef0=0.1))]
+
+
+def asarray(name, A):
+    if name == "torch":
+        import torch
+
+        return torch.asarray(np.ascontiguousarray(A))
+    return xps.asarray(A)
+
+
+def same_namespace(out, name):
+    mod = type(out).__module__.partition(".")[0]
+    assert mod == name, (mod, name)
+
+
+def close(a, b, dtype, scale=None):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    scale = np.abs(b).max() if scale is None else scale
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=0, atol=TOL[dtype] * max(scale, 1e-300) * 10)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(240, 5)), rng.normal(size=(30, 5))
+
+
+# ------------------------------------------------------------------ kernels, operator
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize(("kernel", "params"), KERNELS)
+def test_device_kernels_equal_numpy_kernels(name, kernel, params, data):
+    X, T = data
+    k = make_kernel(kernel, **params)
+    ref = k.block(T, X)
+    xp = device_namespace(asarray(name, X))
+    got = to_host(device_block(k, asarray(name, T), asarray(name, X), xp))
+    close(got, ref, np.float64)
+    close(to_host(device_diag(k, asarray(name, T), xp)), k.diag(T), np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("memory_limit", [10**9, 40_000])  # stored, matrix-free
+def test_device_operator_is_the_centred_kernel_matrix(name, memory_limit, data):
+    X = data[0]
+    n = X.shape[0]
+    k = make_kernel("rbf", gamma=0.2)
+    Xd = asarray(name, X)
+    op = DeviceKernelOperator(k, Xd, device_namespace(Xd), dtype=np.float64,
+                              memory_limit=memory_limit)
+    assert op.stored == (memory_limit == 10**9)
+    K = k.block(X, X)
+    np.testing.assert_allclose(op.row_means(), K.mean(axis=1), rtol=1e-12)
+    r = K.mean(axis=1)
+    op.center_inplace(Centering(r, float(r.mean())))
+    H = np.eye(n) - 1.0 / n
+    Kc = H @ K @ H
+    V = np.random.default_rng(1).normal(size=(n, 7))
+    close(to_host(op.matmat(asarray(name, V))), Kc @ V, np.float64)
+    close(op.diag(), np.diag(Kc), np.float64)
+
+
+# ------------------------------------------------------------------ the estimator
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("kernel", "params"), KERNELS)
+def test_fit_transform_inverse_denoise_equal_numpy(name, dtype, kernel, params, data):
+    X, T = (A.astype(dtype) for A in data)
+    kw = dict(n_components=3, kernel=kernel, fit_inverse_transform=True, **params)
+    ref = kpca.KernelPCA(**kw)
+    Z_ref = ref.fit_transform(X)
+    est = kpca.KernelPCA(**kw)
+    Z = est.fit_transform(asarray(name, X))
+    same_namespace(Z, name)
+    assert to_host(Z).dtype == Z_ref.dtype
+    close(est.eigenvalues_, ref.eigenvalues_, dtype)
+    close(to_host(Z), Z_ref, dtype)
+    Y = est.transform(asarray(name, T))
+    same_namespace(Y, name)
+    Y_ref = ref.transform(T)
+    close(to_host(Y), Y_ref, dtype)
+    R = est.inverse_transform(Y)
+    same_namespace(R, name)
+    close(to_host(R), ref.inverse_transform(Y_ref), dtype)
+    D = est.denoise(asarray(name, T), n_components=2, method="ridge")
+    same_namespace(D, name)
+    close(to_host(D), ref.denoise(T, n_components=2, method="ridge"), dtype)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_iterative_preimages_come_back_in_the_namespace(name, data):
+    """fixed_point / mds pre-images run on the host; their result is converted."""
+    X, T = data
+    ref = kpca.KernelPCA(3, kernel="rbf", gamma=0.2).fit(X)
+    est = kpca.KernelPCA(3, kernel="rbf", gamma=0.2).fit(asarray(name, X))
+    D = est.denoise(asarray(name, T))  # 'auto': fixed_point for rbf
+    same_namespace(D, name)
+    close(to_host(D), ref.denoise(T), np.float64, scale=np.abs(T).max() * 1e3)
+    R = est.inverse_transform(est.transform(asarray(name, T)), method="mds")
+    same_namespace(R, name)
+    close(to_host(R), ref.inverse_transform(ref.transform(T), method="mds"), np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_matrix_free_block_lanczos_on_the_device(name, kernel):
+    """More rows than the budget's stored matrix: tiles recomputed per product, block
+    Lanczos on the device; the linear kernel (rank 4) makes blocks lose directions."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1500, 4)) * [3.0, 2.0, 1.0, 0.5]
+    kw = dict(n_components=4, kernel=kernel, gamma=0.1, tol=1e-12)
+    ref = kpca.KernelPCA(eigen_solver="dense", **kw).fit(X)
+    est = kpca.KernelPCA(eigen_solver="krylov", memory_limit="4MB", **kw)
+    est.fit(asarray(name, X))
+    assert est.eigen_solver_ == "krylov"
+    close(est.eigenvalues_, ref.eigenvalues_, np.float64)
+    Y = to_host(est.transform(asarray(name, X[:50, ...])))
+    close(Y, ref.transform(X[:50]), np.float64, scale=1e-2 * np.abs(ref.transform(X[:50])).max())
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_mixing_namespaces_and_saving(name, data, tmp_path):
+    """Fitted attributes are NumPy: a NumPy transform of a device fit (and the reverse)
+    works, and a saved model loads without the device library."""
+    X, T = data
+    est = kpca.KernelPCA(3, kernel="rbf", gamma=0.2).fit(asarray(name, X))
+    assert isinstance(est.eigenvalues_, np.ndarray) and isinstance(est.X_fit_, np.ndarray)
+    ref = kpca.KernelPCA(3, kernel="rbf", gamma=0.2).fit(X)
+    close(est.transform(T), ref.transform(T), np.float64)
+    same_namespace(ref.transform(asarray(name, T)), name)
+    kpca.save(est, tmp_path / "m.kpca")
+    back = kpca.load(tmp_path / "m.kpca")
+    np.testing.assert_array_equal(back.transform(T), est.transform(T))
+
+
+def test_integer_input_gives_float64(data):
+    X = np.round(data[0] * 3).astype(np.int64)
+    est = kpca.KernelPCA(2, kernel="rbf", gamma=0.05)
+    Z = est.fit_transform(xps.asarray(X))
+    assert Z.dtype == xps.float64
+    close(to_host(Z), kpca.KernelPCA(2, kernel="rbf", gamma=0.05).fit_transform(X),
+          np.float64)
+
+
+# ------------------------------------------------------------------ clear errors
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda: kpca.KernelPCA(2, kernel="precomputed"), "'precomputed' kernel"),
+    (lambda: kpca.KernelPCA(2, kernel=lambda a, b: float(a @ b)), "kernel has no Array API"),
+    (lambda: kpca.KernelPCA(2, kernel="anova"), "'anova' kernel"),
+    (lambda: kpca.WeightedKernelPCA(2), "pass NumPy arrays"),
+    (lambda: kpca.SphericalKernelPCA(2), "pass NumPy arrays"),
+    (lambda: kpca.AnovaKernelPCA(2), "pass NumPy arrays"),
+    (lambda: kpca.KernelROBPCA(2), "pass NumPy arrays"),
+    (lambda: kpca.NystromKernelPCA(2, n_landmarks=20), "pass NumPy arrays"),
+    (lambda: kpca.RandomFeatureKernelPCA(2), "pass NumPy arrays"),
+    (lambda: kpca.IncrementalKernelPCA(2), "pass NumPy arrays"),
+])
+def test_unsupported_combinations_name_the_alternative(make, match, data):
+    with pytest.raises(ValueError, match=match):
+        make().fit(xps.asarray(data[0]))
+
+
+def test_string_kernel_refuses_device_arrays():
+    with pytest.raises(ValueError, match="'spectrum' kernel has no Array API"):
+        kpca.KernelPCA(1, kernel="spectrum").fit(xps.asarray(np.ones((4, 2))))
+
+
+def test_bad_device_rows_are_reported(data):
+    X, T = data
+    est = kpca.KernelPCA(2, kernel="rbf", gamma=0.2).fit(xps.asarray(X))
+    with pytest.raises(ValueError, match="X has 4 features, but KernelPCA is expecting 5"):
+        est.transform(xps.asarray(T[:, :4]))
+    bad = T.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        est.transform(xps.asarray(bad))
+    with pytest.raises(ValueError, match="NaN"):
+        kpca.KernelPCA(2).fit(xps.asarray(bad))
+    with pytest.raises(ValueError, match="does not take array_api_strict arrays"):
+        est.score_samples(xps.asarray(T))
+    with pytest.raises(Exception, match="fit_inverse_transform"):
+        est.inverse_transform(est.transform(xps.asarray(T)))
