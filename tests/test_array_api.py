@@ -163,6 +163,31 @@ def test_mixing_namespaces_and_saving(name, data, tmp_path):
     np.testing.assert_array_equal(back.transform(T), est.transform(T))
 
 
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
+def test_nystrom_equals_numpy(name, dtype, landmarks):
+    """The same landmarks (same random draws), the kernel against them on the device."""
+    rng = np.random.default_rng(3)
+    X, T = rng.normal(size=(1200, 4)).astype(dtype), rng.normal(size=(25, 4)).astype(dtype)
+    kw = dict(n_components=4, n_landmarks=80, gamma=0.3, landmarks=landmarks,
+              random_state=0, block_size=250)  # several blocks
+    ref = kpca.NystromKernelPCA(**kw).fit(X)
+    est = kpca.NystromKernelPCA(**kw)
+    Z = est.fit_transform(asarray(name, X))
+    same_namespace(Z, name)
+    np.testing.assert_array_equal(est.landmarks_, ref.landmarks_)
+    close(est.eigenvalues_, ref.eigenvalues_, dtype)
+    close(to_host(Z), ref.transform(X), dtype)
+    Y = est.transform(asarray(name, T))
+    same_namespace(Y, name)
+    assert to_host(Y).dtype == dtype
+    close(to_host(Y), ref.transform(T), dtype)
+    D = est.denoise(asarray(name, T), n_components=2)  # an iterative pre-image: host
+    same_namespace(D, name)
+    close(to_host(D), ref.denoise(T, n_components=2), dtype, scale=np.abs(T).max() * 1e3)
+
+
 def test_integer_input_gives_float64(data):
     X = np.round(data[0] * 3).astype(np.int64)
     est = kpca.KernelPCA(2, kernel="rbf", gamma=0.05)
@@ -181,7 +206,8 @@ def test_integer_input_gives_float64(data):
     (lambda: kpca.SphericalKernelPCA(2), "pass NumPy arrays"),
     (lambda: kpca.AnovaKernelPCA(2), "pass NumPy arrays"),
     (lambda: kpca.KernelROBPCA(2), "pass NumPy arrays"),
-    (lambda: kpca.NystromKernelPCA(2, n_landmarks=20), "pass NumPy arrays"),
+    (lambda: kpca.NystromKernelPCA(2, n_landmarks=20, kernel=lambda a, b: float(a @ b)),
+     "kernel has no Array API"),
     (lambda: kpca.RandomFeatureKernelPCA(2), "pass NumPy arrays"),
     (lambda: kpca.IncrementalKernelPCA(2), "pass NumPy arrays"),
 ])

@@ -101,13 +101,13 @@ def refuse_device(X: Any, what: str) -> None:
     ----------
     X : any
     what : str
-        The refusing method, e.g. ``'NystromKernelPCA.fit'``.
+        The refusing method, e.g. ``'RandomFeatureKernelPCA.fit'``.
     """
     if device_namespace(X) is not None:
         kind = f"{type(X).__module__.partition('.')[0]} arrays"
         raise ValueError(
             f"{what} does not take {kind}; pass NumPy arrays (e.g. X.cpu().numpy()). On "
-            "Array API arrays (PyTorch, CuPy, array-api-strict), kpca.KernelPCA's fit, "
-            "fit_transform, transform, inverse_transform and denoise run on the arrays' "
-            "device."
+            "Array API arrays (PyTorch, CuPy, array-api-strict), the fit, fit_transform, "
+            "transform, inverse_transform and denoise of kpca.KernelPCA and "
+            "kpca.NystromKernelPCA run on the arrays' device."
         )

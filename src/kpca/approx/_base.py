@@ -19,10 +19,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._array_api import refuse_device
+from .._array_api import device_namespace, host_dtype, refuse_device, to_host
 from .._base import BaseKernelPCA
 from .._rows import RowSource
 from ..diagnostics import od_noise
+from ..kernels._device import check_device_kernel
 from ..operators import n_threads, storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp
@@ -34,13 +35,42 @@ logger = logging.getLogger("kpca")
 SAMPLE_ROWS = 2000
 
 
+@dataclass(frozen=True)
+class DeviceRows:
+    """Training rows held as an Array API array (PyTorch, CuPy, ...) on their device.
+
+    The streamed engine sees their shape and host dtype; samples and landmarks come to
+    the host (:func:`take_rows`), the feature statistics are accumulated on the device
+    (:func:`kpca.approx._feature_pca.accumulate_device`).
+    """
+
+    array: Any
+    xp: Any
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.array.shape)
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    @property
+    def dtype(self) -> np.dtype:
+        return host_dtype(self.xp, self.array.dtype)
+
+
 def take_rows(X, idx: np.ndarray):
-    """Rows ``idx`` (sorted) of an array, sparse matrix, dask array or RowSource."""
+    """Rows ``idx`` (sorted) of an array, sparse matrix, dask array, RowSource or
+    :class:`DeviceRows` (as a NumPy array)."""
     from ..distributed import is_dask_array
 
     idx = np.sort(idx)
     if isinstance(X, RowSource):
         return X.take(idx)
+    if isinstance(X, DeviceRows):
+        rows = X.xp.take(X.array, X.xp.asarray(idx, device=X.array.device), axis=0)
+        return to_host(rows, X.dtype)
     if is_dask_array(X):
         from ..distributed import get_client
 
@@ -106,6 +136,22 @@ class FeatureKernelPCA(BaseKernelPCA):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.contamination = contamination
+
+    #: the fit takes Array API arrays (landmark maps: the kernel against the landmarks is
+    #: evaluated on the device); explicit random-feature maps run on NumPy
+    _device_arrays = False
+
+    def _validate_device(self, X, xp) -> DeviceRows:
+        """An Array API array, checked as ``validate_data`` checks NumPy rows."""
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError(f"Expected a 2-D array with at least 1 sample and 1 feature; got "
+                             f"shape {tuple(X.shape)}.")
+        self._check_device_rows(X, xp, width=X.shape[1])
+        self.n_features_in_ = int(X.shape[1])
+        self.__dict__.pop("feature_names_in_", None)
+        if not xp.isdtype(X.dtype, "real floating"):
+            X = xp.astype(X, xp.float64)
+        return DeviceRows(X, xp)
 
     def _compute_dtype(self, X, sample) -> np.dtype:
         """Dtype of the feature blocks (:func:`kpca.operators.storage_dtype`, with the
@@ -199,8 +245,10 @@ class FeatureKernelPCA(BaseKernelPCA):
     def _fit(self, X):
         from ..distributed import get_client, is_dask_array
 
-        refuse_device(X, f"{type(self).__name__}.fit")
-        X = self._validate(X, reset=True)
+        xp = device_namespace(X)
+        if xp is not None and not self._device_arrays:
+            refuse_device(X, f"{type(self).__name__}.fit")
+        X = self._validate(X, reset=True) if xp is None else self._validate_device(X, xp)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         out_dtype = np.dtype(X.dtype)
@@ -209,7 +257,11 @@ class FeatureKernelPCA(BaseKernelPCA):
         fmap = self._build(X, sample, rng, dtype)
         shift = np.asarray(fmap.raw(sample), dtype=np.float64).mean(axis=0)
         p = shift.shape[0]
-        if is_dask_array(X):
+        if isinstance(X, DeviceRows):
+            check_device_kernel(fmap.kernel)
+            rows = fp.block_rows(p, 8, self.block_size, d=X.shape[1])
+            stats = fp.accumulate_device(fmap.kernel, fmap.landmarks, X, shift, dtype, rows)
+        elif is_dask_array(X):
             stats = _dask_stats(X, fmap.raw, shift, get_client())
         else:
             # up to two blocks per thread are in flight (read ahead, being mapped)

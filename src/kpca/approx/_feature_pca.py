@@ -140,6 +140,46 @@ def accumulate(
     return total
 
 
+def accumulate_device(kernel, landmarks: np.ndarray, X, shift: np.ndarray, dtype: np.dtype,
+                      rows: int) -> FeatureStats:
+    """:func:`accumulate` for landmark features ``k(X, Z)`` of an Array API array,
+    on its device.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        With a device implementation (:mod:`kpca.kernels._device`).
+    landmarks : ndarray of shape (m, d)
+    X : kpca.approx._base.DeviceRows
+    shift : ndarray of shape (m,)
+    dtype : numpy dtype
+        Precision of the feature blocks and their scatter (float32 or float64).
+    rows : int
+        Rows per block.
+
+    Returns
+    -------
+    FeatureStats
+        On the host; the float64 sums are accumulated on the device.
+    """
+    from .._array_api import float_dtype, from_host, to_host
+    from ..kernels._device import device_block
+
+    xp, A = X.xp, X.array
+    dev, n = A.device, A.shape[0]
+    dt = float_dtype(xp, dtype)
+    Z = from_host(np.asarray(landmarks, dtype=dtype), xp, dev)
+    s = from_host(np.asarray(shift, dtype=dtype), xp, dev)
+    m = Z.shape[0]
+    total = xp.zeros(m, dtype=xp.float64, device=dev)
+    scatter = xp.zeros((m, m), dtype=xp.float64, device=dev)
+    for start in range(0, n, rows):
+        F = device_block(kernel, xp.astype(A[start : min(start + rows, n), ...], dt), Z, xp) - s
+        scatter = scatter + xp.astype(xp.matrix_transpose(F) @ F, xp.float64)
+        total = total + xp.sum(xp.astype(F, xp.float64), axis=0)
+    return FeatureStats(n, to_host(total, np.float64), to_host(scatter, np.float64))
+
+
 @dataclass(frozen=True)
 class FeaturePCA:
     """Result of the eigendecomposition of the centred feature covariance.

@@ -149,6 +149,8 @@ class NystromKernelPCA(FeatureKernelPCA):
     if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
         def __init__(self, *args: Any, **params: Any) -> None: ...
 
+    _device_arrays = True
+
     _parameter_constraints: dict = {
         **FeatureKernelPCA._parameter_constraints,
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],

@@ -58,9 +58,11 @@ def device_block(kernel: Kernel, X: Any, Y: Any, xp: Any) -> Any:
         # NumPy kernel does, so that float32 resolves data far from the origin
         c = xp.mean(Y, axis=0)
         Xc, Yc = X - c, Y - c
-        D = (xp.sum(Xc * Xc, axis=1)[:, None] + xp.sum(Yc * Yc, axis=1)[None, :]
-             - 2.0 * _dot(xp, Xc, Yc))
-        return xp.exp(-kernel._g() * xp.clip(D, min=0.0))
+        D = _dot(xp, Xc, Yc)  # in-place updates: one (m, n) temporary besides the result
+        D *= 2.0 * kernel._g()
+        D -= kernel._g() * xp.sum(Xc * Xc, axis=1)[:, None]
+        D -= kernel._g() * xp.sum(Yc * Yc, axis=1)[None, :]
+        return xp.exp(xp.clip(D, max=0.0))
     if isinstance(kernel, Laplacian):
         D = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
         for j in range(X.shape[1]):  # one feature at a time: no (m, n, d) temporary

@@ -24,6 +24,9 @@ from ._centering import Centering
 
 logger = logging.getLogger("kpca")
 
+#: bytes of one tile of kernel rows while a stored matrix is built
+STORED_TILE_BYTES = 128 * 2**20
+
 
 class DeviceKernelOperator(KernelOperator):
     """``K`` (then ``K~``) of rows ``X`` of an Array API namespace, on their device.
@@ -38,7 +41,8 @@ class DeviceKernelOperator(KernelOperator):
         float32 or float64: the precision of the kernel values and products.
     memory_limit : int
         Bytes of device memory for kernel values: ``K`` is stored when it takes at most
-        half, else tiles of rows are recomputed for each product.
+        half, else tiles of rows (an eighth each, with room for their temporaries) are
+        recomputed for each product.
     """
 
     #: solvers recognise a device operator by this flag (``matmat`` takes xp arrays)
@@ -52,13 +56,19 @@ class DeviceKernelOperator(KernelOperator):
         self.shape = (n, n)
         itemsize = self.dtype.itemsize
         self.stored = n * n * itemsize <= memory_limit // 2
-        # matrix-free: a tile of rows x n values and its product take a quarter of it
-        self.tile_rows = max(1, min(n, (memory_limit // 4) // max(1, n * itemsize)))
+        # a tile of rows x n values and its temporaries (about three more of its size)
+        # take half of the budget; building a stored K needs no large tiles
+        tile_bytes = memory_limit // 8
+        if self.stored:
+            tile_bytes = min(tile_bytes, STORED_TILE_BYTES)
+        self.tile_rows = max(1, min(n, tile_bytes // max(1, n * itemsize)))
         self.K = None
         self._centering: Centering | None = None
         self._r: Any = None  # row means on the device, once centred (matrix-free)
-        if self.stored:
-            self.K = xp.concat([self._tile(s) for s in range(0, n, self.tile_rows)], axis=0)
+        if self.stored:  # filled tile by tile: no second n x n copy
+            self.K = xp.empty((n, n), dtype=self.X.dtype, device=self.X.device)
+            for s in range(0, n, self.tile_rows):
+                self.K[s : min(s + self.tile_rows, n), :] = self._tile(s)
         logger.info("device operator: n=%d, %s, %s", n, self.dtype.name,
                     "stored" if self.stored else f"matrix-free, tiles of {self.tile_rows} rows")
 
@@ -114,8 +124,10 @@ class DeviceKernelOperator(KernelOperator):
         xp = self.xp
         r = xp.asarray(np.asarray(c.row_means, dtype=self.dtype), device=self.X.device)
         self._centering = c
-        if self.K is not None:
-            self.K = self.K - r[:, None] - r[None, :] + c.grand_mean
+        if self.K is not None:  # in place, row tile by row tile: no n x n temporary
+            for s in range(0, self.n, self.tile_rows):
+                e = min(s + self.tile_rows, self.n)
+                self.K[s:e, :] = self.K[s:e, :] - r[s:e][:, None] - r[None, :] + c.grand_mean
         else:
             self._r = r
 
