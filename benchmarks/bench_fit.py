@@ -6,7 +6,9 @@ scikit-learn's KernelPCA with its 'arpack' and 'randomized' solvers on the same 
 (relative to the largest, against scikit-learn's ARPACK) and the ratios. It then
 times ``transform`` of --n-new new rows. For --kpca-only sizes, kpca runs alone in
 a child process with --memory-limit (matrix-free when needed) and its peak RSS is
-read from the operating system.
+read from the operating system. With fits at three or more sizes from 5,000 rows on,
+the script ends with the exponent of the cost growth (time ~ n^e, least squares on
+logarithms) and that of the fits' roofline bounds.
 
 Peak memory of each side is the peak resident set size above the baseline at the
 start of the call, sampled every 5 ms by a background thread (NumPy returns large
@@ -216,10 +218,12 @@ def main(argv=None) -> int:
     def bound(r: dict) -> str:
         widths = r.get("kpca_widths") or []
         if not widths:  # a dense (LAPACK) fit makes no kernel passes
+            r["bound_s"] = float("nan")
             return "– | –"
         limit = r.get("memory_limit")
         budget = None if limit is None else parse_memory(limit)
         b = lower_bound(r["n"], args.d, widths, prim, budget)["bound_s"]
+        r["bound_s"] = b
         return f"{b:.2f} ({len(widths)} passes) | {r['kpca_s'] / b:.1f}x"
 
     rows = []
@@ -282,7 +286,28 @@ def main(argv=None) -> int:
             print(f"| {r['n']} | {r['kpca_s']:.1f} | {bound(r)} | {r['peak_rss'] / gb:.2f} | "
                   f"{r['solver']} | "
                   f"{', '.join(f'{v:.4f}' for v in r['eigenvalues'])} |")
+    growth = cost_growth(rows)
+    if growth is not None:
+        print(f"\n## cost growth\n\nkpca's fit time against n over n = {growth['n_min']:,}-"
+              f"{growth['n_max']:,} ({growth['points']} fits): time ~ n^{growth['exponent']:.2f} "
+              f"(least squares on log time against log n); the roofline bounds of the same "
+              f"fits grow as n^{growth['bound_exponent']:.2f}.")
     return 0
+
+
+def cost_growth(rows: list[dict], prim: dict | None = None) -> dict | None:
+    """The exponent ``e`` of ``time ~ n^e`` from every kpca fit of at least 5,000 rows
+    (least squares on logarithms), and that of their roofline bounds (the passes they
+    made, priced with this machine's primitives: what the passes alone predict)."""
+    pts = [(r["n"], r["kpca_s"], r.get("bound_s")) for r in rows if r["n"] >= 5000]
+    if len({n for n, _, _ in pts}) < 3:
+        return None
+    n, t, b = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+    e = float(np.polyfit(np.log(n), np.log(t), 1)[0])
+    ok = np.isfinite(b)
+    eb = float(np.polyfit(np.log(n[ok]), np.log(b[ok]), 1)[0]) if ok.sum() >= 3 else np.nan
+    return {"exponent": e, "bound_exponent": eb, "n_min": int(n.min()), "n_max": int(n.max()),
+            "points": len(pts)}
 
 
 if __name__ == "__main__":

@@ -188,6 +188,25 @@ def test_nystrom_equals_numpy(name, dtype, landmarks):
     close(to_host(D), ref.denoise(T, n_components=2), dtype, scale=np.abs(T).max() * 1e3)
 
 
+@pytest.mark.parametrize("params", [
+    dict(n_components=None, kernel="rbf", gamma=0.3),          # every component (dense)
+    dict(n_components=0.8, kernel="rbf", gamma=0.3),           # a variance fraction
+    dict(n_components=3, center=False, kernel="rbf", gamma=0.3),
+    dict(n_components=3, eigen_solver="arpack", kernel="poly", degree=2),  # -> krylov
+    dict(n_components=3, kernel="rbf", gamma="median", random_state=0),
+    dict(n_components=8, kernel="linear"),                     # more than the rank
+])
+def test_options_equal_numpy(params, data):
+    X = data[0]
+    ref = kpca.KernelPCA(**params).fit(X)
+    est = kpca.KernelPCA(**params).fit(xps.asarray(X))
+    assert est.n_components_ == ref.n_components_
+    assert est.gamma_ == ref.gamma_ or np.isnan(ref.gamma_)
+    close(est.eigenvalues_, ref.eigenvalues_, np.float64)
+    close(to_host(est.transform(xps.asarray(X))), ref.transform(X), np.float64,
+          scale=1e2 * np.abs(ref.transform(X)).max())
+
+
 def test_integer_input_gives_float64(data):
     X = np.round(data[0] * 3).astype(np.int64)
     est = kpca.KernelPCA(2, kernel="rbf", gamma=0.05)
