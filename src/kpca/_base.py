@@ -35,7 +35,7 @@ from ._array_api import device_namespace, float_dtype, from_host, refuse_device,
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import RBF, Linear, Polynomial
-from .kernels._device import check_device_kernel, device_block
+from .kernels._device import check_device_kernel, device_block_product
 from .operators import n_threads
 from .preimage import (
     PreimageInfo,
@@ -570,16 +570,11 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Y_fit = self.X_transformed_fit_
         self._check_device_rows(Y, xp, width=Y_fit.shape[1], what="score columns")
         check_device_kernel(kernel)
-        dev = Y.device
-        dt = float_dtype(xp, Y_fit.dtype)
-        Yf = from_host(Y_fit, xp, dev)
-        D = from_host(np.asarray(self.dual_coef_, dtype=Y_fit.dtype), xp, dev)
-        Yd = xp.astype(Y, dt)
-        rows = max(1, self._block_bytes(32 * 2**20, 8) // (8 * max(1, Y_fit.shape[0])))
-        blocks = [device_block(kernel, Yd[s : min(s + rows, Y.shape[0]), ...], Yf, xp) @ D
-                  for s in range(0, Y.shape[0], rows)]
-        return (xp.concat(blocks, axis=0) if blocks
-                else xp.zeros((0, D.shape[1]), dtype=dt, device=dev))
+        Yf = from_host(Y_fit, xp, Y.device)
+        D = from_host(np.asarray(self.dual_coef_, dtype=Y_fit.dtype), xp, Y.device)
+        rows = self._block_bytes(32 * 2**20, 8) // (8 * max(1, Y_fit.shape[0]))
+        return device_block_product(kernel, xp.astype(Y, float_dtype(xp, Y_fit.dtype)), Yf,
+                                    D, xp, rows)
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
         block_bytes = self._block_bytes(BLOCK_BYTES, 8)

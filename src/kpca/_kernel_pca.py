@@ -416,48 +416,30 @@ class KernelPCA(BaseKernelPCA):
         if self.fit_inverse_transform and self._is_precomputed():
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
         xp = device_namespace(X)
-        if xp is not None:
-            return self._fit_device(X, xp)
-        X, distributed, rng = self._prepare_fit(X)
+        device = None
+        if xp is None:
+            X, distributed, rng = self._prepare_fit(X)
+        else:
+            # an Array API array (docs/scaling.md, "GPU and the Array API"): the operator
+            # and the solver's block algebra run on its device; the host copy of the
+            # n x d rows gets the shared post-processing, so the fitted attributes are
+            # those (NumPy) of a NumPy fit
+            if type(self)._center_operator is not KernelPCA._center_operator:
+                refuse_device(X, f"{type(self).__name__}.fit")  # robust centrings
+            check_device_kernel(self._make_kernel())
+            distributed, rng = False, check_random_state(self.random_state)
+            X_host = self._validate_X(to_host(X), reset=True, kernel=self._make_kernel())
+            device = xp.astype(X, xp.float32 if X_host.dtype == np.float32 else xp.float64)
+            X = X_host
         with self._threads():
             # data-dependent kernel parameters: without a random_state the median
             # heuristic still gives the same value for the same data (kernels._gamma)
             heuristic_rng = None if self.random_state is None else rng
             kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
             gamma = self._resolved_gamma(kernel, X, heuristic_rng)
-            dec = self._decompose(X, kernel, rng, distributed)
-        return self._set_fitted(X, kernel, dec, gamma)
-
-    def _fit_device(self, X, xp) -> Any:
-        """Fit on an Array API array (docs/scaling.md, "GPU and the Array API").
-
-        The kernel operator and the solver's block algebra run on the array's device;
-        the n x d rows, the n x k eigenvectors and length-n statistics come to the
-        host, where the shared post-processing sets the same (NumPy) fitted
-        attributes as a NumPy fit. Returns the training scores in X's namespace.
-        """
-        self._check_device_estimator()
-        kernel = self._make_kernel()
-        check_device_kernel(kernel)
-        X_host = self._validate_X(to_host(X), reset=True, kernel=kernel)
-        Xd = xp.astype(X, xp.float32 if X_host.dtype == np.float32 else xp.float64)
-        rng = check_random_state(self.random_state)
-        with self._threads():
-            heuristic_rng = None if self.random_state is None else rng
-            kernel = kernel.resolve(X_host, random_state=heuristic_rng)
-            gamma = self._resolved_gamma(kernel, X_host, heuristic_rng)
-            dec = self._decompose(X_host, kernel, rng, device=Xd)
-        out = self._set_fitted(X_host, kernel, dec, gamma)
-        return from_host(out, xp, Xd.device)
-
-    def _check_device_estimator(self) -> None:
-        """Estimators that centre or weight in their own way run on NumPy arrays only."""
-        if type(self)._center_operator is not KernelPCA._center_operator:
-            raise ValueError(
-                f"{type(self).__name__} does not take PyTorch, CuPy or other Array API "
-                "arrays; pass NumPy arrays (e.g. X.cpu().numpy()), or use kpca.KernelPCA "
-                "or kpca.NystromKernelPCA on the device."
-            )
+            dec = self._decompose(X, kernel, rng, distributed, device)
+        out = self._set_fitted(X, kernel, dec, gamma)
+        return out if device is None else from_host(out, xp, device.device)
 
     def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
         """Validated training data, whether it came as a dask collection, the RNG."""

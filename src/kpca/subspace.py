@@ -338,7 +338,7 @@ class FittedSubspace:
         array of shape (m, k), namespace ``xp``, in ``dtype`` (a NumPy float dtype)
         """
         from ._array_api import float_dtype, from_host
-        from .kernels._device import device_block
+        from .kernels._device import device_block_product
 
         dev = X.device
         rows_dt = float_dtype(xp, self.rows_dtype)
@@ -347,12 +347,8 @@ class FittedSubspace:
         b = from_host(self.offset.astype(dtype), xp, dev)
         Xd = xp.astype(X, rows_dt)
         rows = max(1, block_bytes // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
-        out_dt = float_dtype(xp, dtype)
-        m = X.shape[0]
-        blocks = [xp.astype(device_block(self.kernel, Xd[s : min(s + rows, m), ...], Z, xp) @ C,
-                            out_dt) for s in range(0, m, rows)]
-        out = (xp.concat(blocks, axis=0) if blocks
-               else xp.zeros((0, self.k), dtype=out_dt, device=dev)) - b
+        out = xp.astype(device_block_product(self.kernel, Xd, Z, C, xp, rows),
+                        float_dtype(xp, dtype)) - b
         if not bool(xp.all(xp.isfinite(out))):
             raise ValueError("transform produced non-finite scores: the kernel values "
                              "overflow; scale the data or change the kernel parameters.")

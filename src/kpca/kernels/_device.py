@@ -78,6 +78,29 @@ def device_block(kernel: Kernel, X: Any, Y: Any, xp: Any) -> Any:
     return _dot(xp, X, Y) * _inv_norms(xp, X)[:, None] * _inv_norms(xp, Y)[None, :]
 
 
+def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: int) -> Any:
+    """``k(X, Y) @ C`` of shape (len(X), C.shape[1]), ``k(X, Y)`` evaluated in blocks of
+    ``rows`` rows of X (each block's kernel values exist only until multiplied).
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X, Y : arrays of namespace ``xp``, shapes (m, d) and (n, d), same float dtype
+    C : array of shape (n, c), X's dtype
+    xp : namespace
+    rows : int
+
+    Returns
+    -------
+    array of shape (m, c)
+    """
+    m = X.shape[0]
+    if m == 0:
+        return xp.zeros((0, C.shape[1]), dtype=C.dtype, device=C.device)
+    return xp.concat([device_block(kernel, X[s : min(s + rows, m), ...], Y, xp) @ C
+                      for s in range(0, m, max(1, rows))], axis=0)
+
+
 def device_diag(kernel: Kernel, X: Any, xp: Any) -> Any:
     """``k(x, x)`` per row of X, shape (m,), in namespace ``xp``."""
     check_device_kernel(kernel)

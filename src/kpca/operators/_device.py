@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._array_api import float_dtype, to_host
-from ..kernels._device import device_block, device_diag
+from ..kernels._device import device_block, device_block_product, device_diag
 from ._base import KernelOperator
 from ._centering import Centering
 
@@ -85,8 +85,7 @@ class DeviceKernelOperator(KernelOperator):
         """Uncentred ``K @ V`` on the device."""
         if self.K is not None:
             return self.K @ V
-        xp = self.xp
-        return xp.concat([self._tile(s) @ V for s in range(0, self.n, self.tile_rows)], axis=0)
+        return device_block_product(self.kernel, self.X, self.X, V, self.xp, self.tile_rows)
 
     def matmat(self, V: Any) -> Any:
         """``K @ V`` (``K~ @ V`` once centred) for ``V`` of shape (n, b) on the device."""
