@@ -8,10 +8,13 @@ arrays of another namespace.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ._base import Kernel
 from ._standard import RBF, Cosine, Laplacian, Linear, Polynomial, Sigmoid
+
+logger = logging.getLogger("kpca")
 
 #: the kernels with a device implementation
 DEVICE_KERNELS = (RBF, Laplacian, Polynomial, Linear, Cosine, Sigmoid)
@@ -95,10 +98,81 @@ def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: 
     array of shape (m, c)
     """
     m = X.shape[0]
-    if m == 0:
-        return xp.zeros((0, C.shape[1]), dtype=C.dtype, device=C.device)
+    if m == 0 or C.shape[1] == 0:
+        return xp.zeros((m, C.shape[1]), dtype=C.dtype, device=C.device)
+    if isinstance(kernel, RBF):
+        fused = _fused_rbf_product(kernel._g(), X, Y, C)
+        if fused is not None:
+            return fused
     return xp.concat([device_block(kernel, X[s : min(s + rows, m), ...], Y, xp) @ C
                       for s in range(0, m, max(1, rows))], axis=0)
+
+
+def _pad8(width: int) -> int:
+    return -(-width // 8) * 8
+
+
+def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
+    """RBF ``k(X, Y) @ C`` in one fused pass of PyTorch's scaled-dot-product attention,
+    or ``None`` where no fused kernel serves these arrays (not PyTorch; float64 on a GPU).
+
+    Attention evaluates ``exp(q_i . k_j)`` tile by tile, multiplies by the values while
+    the tile is on chip and never writes the ``(m, n)`` matrix: the fused
+    evaluate -> exp -> multiply pass of docs/scaling.md ("GPU and the Array API"). With
+    ``c`` the mean of ``Y`` subtracted from both sets (as in :func:`device_block`),
+
+    - queries ``q_i = [x_i, 1, g|x_i|^2]``, keys ``k_j = [2g y_j, -g|y_j|^2, 0]``, so that
+      ``q_i . k_j - g|x_i|^2 = -g|x_i - y_j|^2``;
+    - one more "sink" key ``[0, 0, 1]`` with score ``g|x_i|^2`` and value ``e`` (a unit
+      column beside ``C``).
+
+    The softmax normaliser cancels in ``o_i[:c] / o_i[c] = sum_j k(x_i, y_j) C_j``, and
+    since no score exceeds the sink's, ``o_i[c] >= 1 / (n + 1)``: nothing underflows.
+    """
+    import array_api_compat
+
+    if not array_api_compat.is_torch_array(X):
+        return None
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if X.device.type == "cuda":
+        if X.dtype != torch.float32:  # the memory-efficient kernel has no float64
+            return None
+        backend, same_width = SDPBackend.EFFICIENT_ATTENTION, False
+    elif X.device.type == "cpu":
+        backend, same_width = SDPBackend.FLASH_ATTENTION, True  # needs equal widths
+    else:
+        return None
+    (m, d), n, c = X.shape, Y.shape[0], C.shape[1]
+    e, w = _pad8(d + 2), _pad8(c + 1)  # aligned widths; zero columns change nothing
+    if same_width:
+        e = w = max(e, w)
+    with torch.no_grad():
+        mu = torch.mean(Y, dim=0)
+        Xc, Yc = X - mu, Y - mu
+        q = torch.zeros((m, e), dtype=X.dtype, device=X.device)
+        q[:, :d] = Xc
+        q[:, d] = 1.0
+        q[:, d + 1] = gamma * torch.sum(Xc * Xc, dim=1)
+        k = torch.zeros((n + 1, e), dtype=X.dtype, device=X.device)
+        k[:n, :d] = (2.0 * gamma) * Yc
+        k[:n, d] = -gamma * torch.sum(Yc * Yc, dim=1)
+        k[n, d + 1] = 1.0
+        v = torch.zeros((n + 1, w), dtype=X.dtype, device=X.device)
+        v[:n, :c] = C
+        v[n, c] = 1.0
+        try:
+            with sdpa_kernel([backend]):
+                o = F.scaled_dot_product_attention(q[None, None], k[None, None],
+                                                   v[None, None], scale=1.0)[0, 0]
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError as exc:  # no fused kernel for this shape or build
+            logger.debug("fused RBF product unavailable (%s): tiles instead", exc)
+            return None
+        return o[:, :c] / o[:, c : c + 1]
 
 
 def device_diag(kernel: Kernel, X: Any, xp: Any) -> Any:

@@ -5,7 +5,8 @@
 CuPy, ``array-api-strict``) and gives ``K @ V`` for blocks ``V`` of that namespace:
 from a stored ``K`` when the whole matrix fits the memory budget (device memory on a
 GPU), else matrix-free, recomputing row tiles of ``K`` and multiplying each by the
-block while it is in device memory. Centring (docs/math.md, "Centring in feature
+block while it is in device memory (for the RBF kernel on PyTorch tensors, one fused
+pass that never writes a tile: ``kernels._device._fused_rbf_product``). Centring (docs/math.md, "Centring in feature
 space") is applied to the stored matrix once, or to each product, never as an n x n
 copy. Only length-n statistics (diagonal, row means) go to the host.
 """
@@ -109,9 +110,9 @@ class DeviceKernelOperator(KernelOperator):
         xp = self.xp
         if self.K is not None:
             r = xp.sum(self.K, axis=1)
-        else:
-            r = xp.concat([xp.sum(self._tile(s), axis=1)
-                           for s in range(0, self.n, self.tile_rows)], axis=0)
+        else:  # K 1: the product's own (possibly fused) pass
+            r = self._product(xp.ones((self.n, 1), dtype=self.X.dtype,
+                                      device=self.X.device))[:, 0]
         return to_host(r, np.float64) / self.n
 
     def center_inplace(self, c: Centering) -> None:
