@@ -135,7 +135,12 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
         return None
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    try:  # PyTorch >= 2.3
+        from torch import OutOfMemoryError
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return None
 
     if X.device.type == "cuda":
         if X.dtype != torch.float32:  # the memory-efficient kernel has no float64
@@ -167,7 +172,7 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
             with sdpa_kernel([backend]):
                 o = F.scaled_dot_product_attention(q[None, None], k[None, None],
                                                    v[None, None], scale=1.0)[0, 0]
-        except torch.OutOfMemoryError:
+        except OutOfMemoryError:
             raise
         except RuntimeError as exc:  # no fused kernel for this shape or build
             logger.debug("fused RBF product unavailable (%s): tiles instead", exc)

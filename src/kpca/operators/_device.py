@@ -6,9 +6,9 @@ CuPy, ``array-api-strict``) and gives ``K @ V`` for blocks ``V`` of that namespa
 from a stored ``K`` when the whole matrix fits the memory budget (device memory on a
 GPU), else matrix-free, recomputing row tiles of ``K`` and multiplying each by the
 block while it is in device memory (for the RBF kernel on PyTorch tensors, one fused
-pass that never writes a tile: ``kernels._device._fused_rbf_product``). Centring (docs/math.md, "Centring in feature
-space") is applied to the stored matrix once, or to each product, never as an n x n
-copy. Only length-n statistics (diagonal, row means) go to the host.
+pass that never writes a tile: ``kernels._device._fused_rbf_product``). Centring
+(docs/math.md, "Centring in feature space") is applied to the stored matrix once, or to
+each product, never as an n x n copy. Only length-n statistics (diagonal, row means) go to the host.
 """
 
 from __future__ import annotations
