@@ -220,3 +220,70 @@ def test_tiled_stores_only_the_lower_triangle():
     # 30 x 31 / 2 tiles of 20 x 20: (n^2 + n * tile) / 2 of the entries
     assert op.nbytes == 30 * 31 // 2 * 20 * 20 * 4
     assert op.nbytes < 0.52 * full
+
+
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.3), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
+                         ids=["rbf-centred-in-products", "poly-centred-in-tiles"])
+@pytest.mark.parametrize("budget", [None, 3 * 300 * 300 * 8], ids=["stored", "partly-stored"])
+def test_tiled_slices_of_large_tiles_match_dense_reference(kernel, budget):
+    """Tiles of 300 rows are built, centred and multiplied in slices (of 128 rows):
+    every pass, the first and the later ones, is the centred product."""
+    X = np.random.default_rng(7).normal(size=(700, 3))
+    op, _ = center(TiledKernelOperator(kernel, X, dtype=np.float64, tile=300,
+                                       memory_limit=budget, n_jobs=2), inplace=True)
+    ref = _reference(kernel.block(X), True)
+    V = np.random.default_rng(8).normal(size=(700, 4))
+    for _ in range(2):
+        np.testing.assert_allclose(op.matmat(V), ref @ V, atol=1e-10 * np.abs(ref @ V).max())
+    np.testing.assert_allclose(op.to_dense(), ref, atol=1e-12)
+
+
+def test_float32_fit_of_a_nearly_constant_rbf_matrix_is_accurate():
+    """Centred in the products, not the tiles: a float32 fit of an RBF matrix whose
+    entries are all close to 1 (data far from the origin, small gamma) still gives
+    the float64 eigenvalues to 2e-6 of the largest."""
+    import kpca
+
+    X = np.random.default_rng(9).normal(size=(2500, 10)) + 5.0
+    K = RBF(gamma=1e-4).block(X)
+    ref = np.linalg.eigvalsh(_reference(K, True))[::-1][:5]
+    model = kpca.KernelPCA(5, kernel="rbf", gamma=1e-4, eigen_solver="krylov",
+                           precision="float32").fit(X.astype(np.float32))
+    assert K.min() > 0.98
+    np.testing.assert_allclose(model.eigenvalues_, ref, rtol=0, atol=2e-6 * ref[0])
+
+
+@pytest.mark.parametrize(("l2", "itemsize", "rows"), [
+    (2 * 2**20, 4, 512), (2**20, 4, 256), (2**20, 8, 128), (256 * 2**10, 4, 128),
+    (64 * 2**20, 4, 1024)])
+def test_fused_pieces_take_half_of_the_l2_cache(monkeypatch, l2, itemsize, rows):
+    from kpca.operators import _tiled
+
+    monkeypatch.setattr(_tiled, "_l2_bytes", lambda: l2)
+    assert _tiled.fused_piece(itemsize) == (rows, _tiled.FUSED_COLS)
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    assert TiledKernelOperator(RBF(gamma=1.0), X, dtype=np.dtype(f"f{itemsize}"),
+                               tile=7).piece == (rows, _tiled.FUSED_COLS)
+
+
+def test_l2_size_is_read_or_assumed():
+    from kpca.operators import _tiled
+
+    assert 2**14 <= _tiled._l2_bytes() <= 2**30
+
+
+@pytest.mark.parametrize("tiles_fit", [3, 21])  # of the 21 tiles of 40 rows in 7s
+def test_tiled_all_or_nothing_storage(gram, tiles_fit):
+    """``partial=False`` (the estimators' choice) keeps every tile or none, and the
+    products are the centred matrix's either way."""
+    kernel, X, T, K = gram
+    budget = 2 * 7 * 7 * 8 * (1 + kernel.n_temporaries) + tiles_fit * 7 * 7 * 8
+    op = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=budget, tile=7,
+                             n_jobs=2, partial=False)
+    assert op.fraction_stored == (1.0 if tiles_fit >= 21 else 0.0)
+    partly = TiledKernelOperator(kernel, X, dtype=np.float64, memory_limit=budget, tile=7,
+                                 n_jobs=2)
+    assert 0 < partly.fraction_stored <= 1
+    op, _ = center(op, inplace=True)
+    V = np.random.default_rng(9).normal(size=(40, 3))
+    np.testing.assert_allclose(op.matmat(V), _reference(K, True) @ V, atol=1e-10)

@@ -88,3 +88,32 @@ def test_estimator_with_warm_start_matches_dense(center_):
     np.testing.assert_allclose(krylov.eigenvalues_, dense.eigenvalues_, rtol=1e-9)
     np.testing.assert_allclose(np.abs(krylov.transform(X[:50])),
                                np.abs(dense.transform(X[:50])), atol=1e-6)
+
+
+@pytest.mark.parametrize("center_", [True, False])
+def test_chunked_sums_give_the_direct_nystrom_directions(center_):
+    """Past one chunk of rows (4,096), the start equals the top principal directions
+    of the Nyström features F = k(X, Z) K_mm^(-1/2) computed in one piece."""
+    from sklearn.utils import check_random_state
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((9000, 4))
+    kernel, m, b = RBF(gamma=0.4), 60, 8
+    Q = nystrom_start(kernel, X, b, center=center_, n_landmarks=m, random_state=7)
+    Z = X[np.sort(check_random_state(7).choice(9000, size=m, replace=False))]
+    s, V = eigh(kernel.block(Z))
+    keep = s > 1e-10 * s.max()
+    F = kernel.block(X, Z) @ (V[:, keep] / np.sqrt(s[keep]))
+    if center_:
+        F -= F.mean(axis=0)
+    U = np.linalg.svd(F, full_matrices=False)[0][:, :b]
+    assert np.max(subspace_angles(U, Q)) < 1e-6
+
+
+def test_start_landmarks_grow_only_for_matrix_free_passes():
+    from kpca.solvers import START_LANDMARKS, start_landmarks
+
+    assert start_landmarks(100_000, cheap_pass=True) == START_LANDMARKS
+    assert start_landmarks(10_000, cheap_pass=False) == START_LANDMARKS
+    assert start_landmarks(60_000, cheap_pass=False) == 300
+    assert start_landmarks(10**7, cheap_pass=False) == 512

@@ -34,6 +34,32 @@ logger = logging.getLogger("kpca")
 #: and columns (float32: 512 KB, in a core's L2), in one buffer per worker and pass
 FUSED_ROWS = 256
 FUSED_COLS = 512
+#: the pieces of a pass take about half of a core's L2 cache (FUSED_COLS columns);
+#: 1 MB assumed where the cache size cannot be read
+_L2_FALLBACK = 2**20
+#: a stored tile is built, centred and multiplied in slices of this many rows (float32,
+#: 2,048 columns: 1 MB), each used by both of the tile's products while it is in cache
+SLICE_ROWS = 128
+
+
+def _l2_bytes() -> int:
+    """A core's L2 cache in bytes (Linux sysfs), or :data:`_L2_FALLBACK`."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            text = f.read().strip().upper()
+        scale = {"K": 2**10, "M": 2**20}.get(text[-1:], 1)
+        return int(text.rstrip("KM")) * scale
+    except (OSError, ValueError):
+        return _L2_FALLBACK
+
+
+def fused_piece(itemsize: int) -> tuple[int, int]:
+    """Rows and columns of the pieces in which recomputed tiles are evaluated and
+    multiplied: :data:`FUSED_COLS` columns and rows (a multiple of 128, 128 to 1,024)
+    for about half of a core's L2 cache. Measured at 40,000 rows (matrix-free, float32,
+    32 columns) on a 2 MB L2: 512 x 512 pieces 1.24 s a pass, 256 x 512 1.40 s."""
+    rows = _l2_bytes() // 2 // (FUSED_COLS * itemsize)
+    return max(128, min(1024, rows // 128 * 128)), FUSED_COLS
 
 
 def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: int = 1) -> int:
@@ -74,8 +100,13 @@ class TiledKernelOperator(KernelOperator):
         then starts without spending a pass of its own.
     piece : (int, int), default=None
         Rows and columns of the pieces in which a tile that is not stored is
-        evaluated and multiplied (default ``(FUSED_ROWS, FUSED_COLS)``). Tests pass
+        evaluated and multiplied (default :func:`fused_piece`). Tests pass
         tiny values to force many pieces.
+    partial : bool, default=True
+        Keep as many tiles as the budget holds. ``False``: all of them or none
+        (the estimators' choice: writing a kept tile into fresh memory costs more than
+        the evaluations it saves in the few passes of a fit, unless every pass
+        becomes a read; docs/benchmarks.md, issue 17).
 
     Notes
     -----
@@ -95,6 +126,7 @@ class TiledKernelOperator(KernelOperator):
         progress=None,
         probe: np.ndarray | None = None,
         piece: tuple[int, int] | None = None,
+        partial: bool = True,
     ):
         self.kernel = kernel
         self.X = X
@@ -102,7 +134,7 @@ class TiledKernelOperator(KernelOperator):
         self.shape = (n, n)
         self.dtype = np.dtype(dtype)
         self.progress = progress
-        self.piece = piece or (FUSED_ROWS, FUSED_COLS)
+        self.piece = piece or fused_piece(self.dtype.itemsize)
         cores = n_threads(n_jobs)
         side = tile or tile_size(n, self.dtype.itemsize, memory_limit, cores)
         self.bounds = list(range(0, n, side)) + [n]
@@ -112,6 +144,8 @@ class TiledKernelOperator(KernelOperator):
         self.workers = cores if len(self.tiles) > 1 else 1
         self._prep = kernel.prepare(X, self.dtype)
         self.centering: Centering | None = None
+        # centred in each product rather than in the tiles (center_inplace)
+        self._deferred = False
         tile_bytes = side * side * self.dtype.itemsize
         workspace = self.workers * tile_bytes * (1 + kernel.n_temporaries)
         if memory_limit is None:
@@ -124,6 +158,8 @@ class TiledKernelOperator(KernelOperator):
                     f"{self.workers} thread(s) x one {side}x{side} tile ({workspace} bytes); "
                     "raise memory_limit or lower n_jobs."
                 )
+        if not partial and n_keep < len(self.tiles):
+            n_keep = 0
         self._keep = set(range(min(n_keep, len(self.tiles))))
         self._store: dict[int, np.ndarray] = {}
         self.n_passes = 0
@@ -158,21 +194,16 @@ class TiledKernelOperator(KernelOperator):
     def nbytes(self) -> int:
         return sum(t.nbytes for t in self._store.values())
 
-    def _compute_tile(self, t: int) -> np.ndarray:
-        i, j = self.tiles[t]
-        r0, r1 = self.bounds[i], self.bounds[i + 1]
-        c0, c1 = self.bounds[j], self.bounds[j + 1]
-        T = self.kernel.block_prepared(self.X[r0:r1], self._prep[c0:c1])
-        T = np.asarray(T, dtype=self.dtype)
-        if i == j and self.kernel.constant_diag is not None:
-            np.fill_diagonal(T, self.kernel.constant_diag)
-        return T
-
     def _center_tile(self, t: int, T: np.ndarray, shift=None) -> None:
+        """Centre tile ``t`` in place, slice by slice of :data:`SLICE_ROWS` rows: one
+        sweep over memory for all of the block's updates."""
         i, j = self.tiles[t]
-        self._center_block(T, slice(self.bounds[i], self.bounds[i + 1]),
-                           slice(self.bounds[j], self.bounds[j + 1]),
-                           self._centering_rows() if shift is None else shift)
+        r0, c0 = self.bounds[i], self.bounds[j]
+        cols = slice(c0, self.bounds[j + 1])
+        shift = self._centering_rows() if shift is None else shift
+        for a in range(0, T.shape[0], SLICE_ROWS):
+            S = T[a : a + SLICE_ROWS]
+            self._center_block(S, slice(r0 + a, r0 + a + S.shape[0]), cols, shift)
 
     @staticmethod
     def _center_block(T: np.ndarray, rows: slice, cols: slice, shift) -> None:
@@ -187,14 +218,13 @@ class TiledKernelOperator(KernelOperator):
             T *= sc[rows, None]
             T *= sc[None, cols]
 
-    def _tile(self, t: int, build: bool = False) -> np.ndarray:
+    def _tile(self, t: int) -> np.ndarray:
+        """Tile ``t`` of the (centred) matrix: the stored one, or evaluated now."""
         T = self._store.get(t)
-        if T is not None:
+        if T is not None and not self._deferred:
             return T
-        T = self._compute_tile(t)
-        if build and t in self._keep:
-            self._store[t] = T
-        elif self.centering is not None:
+        T = self._compute_tile(t) if T is None else T.copy()
+        if self.centering is not None:
             self._center_tile(t, T)
         return T
 
@@ -210,31 +240,33 @@ class TiledKernelOperator(KernelOperator):
             order.sort(key=lambda t: t in self._store)
         groups = [order[w :: self.workers] for w in range(self.workers)]
 
-        shift = self._centering_rows()
+        shift = None if self._deferred else self._centering_rows()
 
         def work(group: list[int]) -> np.ndarray:
             W = np.zeros((n, b), dtype=np.float64)
             buf = None
             for t in group:
                 i, j = self.tiles[t]
-                r0, r1 = self.bounds[i], self.bounds[i + 1]
-                c0, c1 = self.bounds[j], self.bounds[j + 1]
                 if t not in self._store and not (build and t in self._keep):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
                     self._fused_tile(t, V, W, buf, shift)
                     continue
-                T = self._tile(t, build)
-                W[r0:r1] += T @ V[c0:c1]
-                if i != j:
-                    W[c0:c1] += T.T @ V[r0:r1]
+                T = self._store.get(t)
+                if T is None:  # kept, built in this pass
+                    T = self._store[t] = self._compute_tile(t)
+                self._tile_product(T, i == j, V, W, self.bounds[i], self.bounds[j])
             return W
 
         parts = self._parallel(work, [g for g in groups if g])
         out = parts[0]
         for p in parts[1:]:
             out += p
+        if self._deferred:  # K~ V = K V - r (1^T V) - 1 ((r - g)^T V)
+            r, rg, _ = self._centering_rows(np.float64)
+            out -= np.outer(r, V.sum(axis=0, dtype=np.float64))
+            out -= (rg @ V)[None, :]
         self.n_passes += 1
         elapsed = time.perf_counter() - start
         logger.info(
@@ -246,15 +278,50 @@ class TiledKernelOperator(KernelOperator):
             self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
         return out
 
-    def _centering_rows(self):
-        """``(r, r - g, s)`` in the storage dtype for centring recomputed pieces
-        (``None`` where there is no centring or no scale), once per pass."""
+    def _compute_tile(self, t: int) -> np.ndarray:
+        """Evaluate tile ``t``, in slices of :data:`SLICE_ROWS` rows written straight
+        into it (no tile-sized temporary besides it)."""
+        i, j = self.tiles[t]
+        r0, r1 = self.bounds[i], self.bounds[i + 1]
+        c0, c1 = self.bounds[j], self.bounds[j + 1]
+        T = np.empty((r1 - r0, c1 - c0), dtype=self.dtype)
+        for a in range(0, r1 - r0, SLICE_ROWS):
+            S = T[a : a + SLICE_ROWS]
+            self.kernel.block_prepared(self.X[r0 + a : r0 + a + S.shape[0]],
+                                       self._prep[c0:c1], out=S)
+        if i == j and self.kernel.constant_diag is not None:
+            np.fill_diagonal(T, self.kernel.constant_diag)
+        return T
+
+    @staticmethod
+    def _tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
+                      r0: int, c0: int) -> None:
+        """``W[I] += T V[J]`` and, below the diagonal, ``W[J] += T^T V[I]``, slice by
+        slice of :data:`SLICE_ROWS` rows: each slice serves both products while it is
+        in cache, so the tile is read from memory once per pass, not twice."""
+        m, c = T.shape
+        if diagonal:
+            W[r0 : r0 + m] += T @ V[c0 : c0 + c]
+            return
+        VJ = V[c0 : c0 + c]
+        acc = np.zeros((c, V.shape[1]), dtype=np.result_type(T.dtype, V.dtype))
+        for a in range(0, m, SLICE_ROWS):
+            S = T[a : a + SLICE_ROWS]
+            rows = slice(r0 + a, r0 + a + S.shape[0])
+            W[rows] += S @ VJ
+            acc += S.T @ V[rows]
+        W[c0 : c0 + c] += acc
+
+    def _centering_rows(self, dtype: Any = None):
+        """``(r, r - g, s)`` in ``dtype`` (default: the storage dtype) for centring
+        tiles and pieces (``None`` where there is no centring or no scale)."""
         c = self.centering
         if c is None:
             return None
-        r = c.row_means.astype(self.dtype) if c.enabled else None
-        rg = (c.row_means - c.grand_mean).astype(self.dtype) if c.enabled else None
-        sc = c.scale.astype(self.dtype) if c.scale is not None else None
+        dtype = self.dtype if dtype is None else dtype
+        r = c.row_means.astype(dtype) if c.enabled else None
+        rg = (c.row_means - c.grand_mean).astype(dtype) if c.enabled else None
+        sc = c.scale.astype(dtype) if c.scale is not None else None
         return r, rg, sc
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
@@ -315,10 +382,23 @@ class TiledKernelOperator(KernelOperator):
         return d.astype(self.dtype)
 
     def center_inplace(self, centering: Centering) -> None:
-        """Centre every tile (kept ones now, recomputed ones when evaluated)."""
+        """Centre the operator: in each product for a kernel whose values are bounded
+        by its constant diagonal (RBF, Laplacian), else in every tile (kept ones now,
+        recomputed ones when evaluated).
+
+        The bounded kernels' entries and their centred entries have the same scale,
+        so the float32 products of the uncentred tiles lose no accuracy, and two
+        sweeps over every stored value or recomputed piece per fit or pass are saved
+        (docs/benchmarks.md, issue 17). Other kernels (a linear kernel of data far
+        from the origin: a large constant part) keep their tiles centred.
+        """
         if self.centering is not None:
             raise RuntimeError("operator is already centred")
         self.centering = centering
+        if (centering.enabled and centering.scale is None
+                and self.kernel.constant_diag is not None):
+            self._deferred = True
+            return
         shift = self._centering_rows()  # cast once, not once per tile
         self._parallel(lambda item: self._center_tile(*item, shift), list(self._store.items()))
 

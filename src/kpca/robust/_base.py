@@ -63,7 +63,11 @@ class ReweightedKernelPCA(KernelPCA):
     """Base of the estimators that decompose ``S K~ S`` for a centre and row weights
     they find first (robust KPCA, ROBPCA): solves on a wrapped operator."""
 
-    def _start_block(self, X, kernel, b: int, rng) -> None:
+    #: robust fits make many passes over one operator (a solve per reweighting step):
+    #: every tile the budget holds is kept, a saving in each of them
+    _partial_storage = True
+
+    def _start_block(self, X, kernel, b: int, rng, n_landmarks: int = 0) -> None:
         # the operator decomposed is S K~ S, unknown until the robust centre is found:
         # a start block riding on the construction pass would be wasted columns
         return None

@@ -22,7 +22,7 @@ from ._krylov import (
 )
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
-from ._start import nystrom_start
+from ._start import START_LANDMARKS, nystrom_start, start_landmarks
 from ._update import UpdatedPairs, extend_eigenpairs
 
 logger = logging.getLogger("kpca")
@@ -205,6 +205,8 @@ __all__ = [
     "eigsh_top",
     "finalize",
     "nystrom_start",
+    "start_landmarks",
+    "START_LANDMARKS",
     "randomized_eigsh",
     "workspace_bytes",
     "relative_residuals",

@@ -98,6 +98,10 @@ def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     return qr(rng.standard_normal((n, b)), mode="economic")[0]
 
 
+#: below n m b = this (rows x basis x block), the block algebra runs on one BLAS thread
+SMALL_ALGEBRA_FLOPS = 2**28
+
+
 def krylov_eigsh(
     op: KernelOperator,
     k: int,
@@ -178,8 +182,9 @@ def krylov_eigsh(
     while True:
         # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
         # between kernel passes spin against the pass's worker threads (measured at
-        # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one)
-        with blas_threads(1):
+        # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
+        # from n m b = 2^28 on (n = 100,000, k = 10), its products are worth the threads
+        with blas_threads(1 if n * m * b < SMALL_ALGEBRA_FLOPS else None):
             Qm = Q[:, :m]
             # newest image against the whole basis, twice (orthogonal to round-off);
             # the coefficients are the last column block of T
