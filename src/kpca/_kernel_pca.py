@@ -192,8 +192,8 @@ class KernelPCA(BaseKernelPCA):
     memory_limit : int, str or None, default=None
         *kpca*: bytes the kernel matrix may occupy, as a number or a string such as
         ``"2GB"``. ``None``: half of the memory available when ``fit`` starts.
-        Iterative solvers keep the lower-triangular tiles of ``K`` that fit and
-        recompute the others on every pass (matrix-free), so any ``n`` fits; the
+        Iterative solvers keep the lower-triangular tiles of ``K`` when all of them
+        fit, else recompute them on every pass (matrix-free), so any ``n`` fits; the
         dense solver needs the whole matrix and raises if it does not fit.
         ``transform`` works in row blocks of at most 32 MB per thread, smaller
         when ``memory_limit`` is.

@@ -159,7 +159,7 @@ def test_auto_policy():
 
 
 def test_block_and_basis_sizes():
-    assert krylov_block_size(10) == 32 and krylov_block_size(128) == 152
+    assert krylov_block_size(10) == 24 and krylov_block_size(128) == 144
     assert krylov_block_size(128, cheap_pass=True, n=3500) == 32
     assert krylov_block_size(128, cheap_pass=True, n=10000) == 16
     for k in (1, 5, 32, 128):
