@@ -719,8 +719,10 @@ class KernelPCA(BaseKernelPCA):
         b = krylov_block_size(k, cheap_pass=stored, n=n)
         if (plan.solver == "krylov" and plan.fraction is None
                 and krylov_basis_size(k, b) < n // 2):
+            rank = (plan.kernel.rank_bound(X.shape[1])
+                    if getattr(plan.kernel, "requires_vectors", True) else None)
             probe = self._start_block(X, plan.kernel, b, rng,
-                                      start_landmarks(n, cheap_pass=stored))
+                                      start_landmarks(n, cheap_pass=stored, rank=rank))
         return TiledKernelOperator(
             plan.kernel, X, dtype=plan.dtype, memory_limit=kernel_budget,
             n_jobs=self.n_jobs, probe=probe, partial=self._partial_storage,

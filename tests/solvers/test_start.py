@@ -115,6 +115,9 @@ def test_start_landmarks_follow_the_cost_of_a_pass():
     from kpca.solvers._start import STORED_START_LANDMARKS
 
     assert start_landmarks(100_000, cheap_pass=True) == STORED_START_LANDMARKS
+    assert start_landmarks(3_500, cheap_pass=True) == START_LANDMARKS
+    assert start_landmarks(100_000, cheap_pass=True, rank=64) == START_LANDMARKS
+    assert start_landmarks(100_000, cheap_pass=False, rank=200) == 201
     assert start_landmarks(10_000, cheap_pass=False) == START_LANDMARKS
     assert start_landmarks(60_000, cheap_pass=False) == 300
     assert start_landmarks(10**7, cheap_pass=False) == 512

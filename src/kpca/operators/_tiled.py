@@ -37,8 +37,8 @@ FUSED_COLS = 512
 #: the pieces of a pass take about half of a core's L2 cache (FUSED_COLS columns);
 #: 1 MB assumed where the cache size cannot be read
 _L2_FALLBACK = 2**20
-#: a stored tile is built, centred and multiplied in slices of this many rows (float32,
-#: 2,048 columns: 1 MB), each used by both of the tile's products while it is in cache
+#: a stored float32 tile is centred and multiplied in slices of this many rows (2,048
+#: columns: 1 MB), each used by both of the tile's products while it is in cache
 SLICE_ROWS = 128
 
 
@@ -279,16 +279,13 @@ class TiledKernelOperator(KernelOperator):
         return out
 
     def _compute_tile(self, t: int) -> np.ndarray:
-        """Evaluate tile ``t``, in slices of :data:`SLICE_ROWS` rows written straight
-        into it (no tile-sized temporary besides it)."""
+        """Evaluate tile ``t``, written straight into a new array of the storage
+        dtype."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
         T = np.empty((r1 - r0, c1 - c0), dtype=self.dtype)
-        for a in range(0, r1 - r0, SLICE_ROWS):
-            S = T[a : a + SLICE_ROWS]
-            self.kernel.block_prepared(self.X[r0 + a : r0 + a + S.shape[0]],
-                                       self._prep[c0:c1], out=S)
+        self.kernel.block_prepared(self.X[r0:r1], self._prep[c0:c1], out=T)
         if i == j and self.kernel.constant_diag is not None:
             np.fill_diagonal(T, self.kernel.constant_diag)
         return T
@@ -296,12 +293,16 @@ class TiledKernelOperator(KernelOperator):
     @staticmethod
     def _tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
                       r0: int, c0: int) -> None:
-        """``W[I] += T V[J]`` and, below the diagonal, ``W[J] += T^T V[I]``, slice by
-        slice of :data:`SLICE_ROWS` rows: each slice serves both products while it is
-        in cache, so the tile is read from memory once per pass, not twice."""
+        """``W[I] += T V[J]`` and, below the diagonal, ``W[J] += T^T V[I]``; a float32
+        tile slice by slice of :data:`SLICE_ROWS` rows, each slice serving both
+        products while it is in cache, so that the tile is read from memory once per
+        pass, not twice (at 20,000 rows, 16 columns: 0.12 s a pass against 0.15 s;
+        float64 tiles were measured no faster in slices)."""
         m, c = T.shape
-        if diagonal:
+        if diagonal or T.dtype != np.float32:
             W[r0 : r0 + m] += T @ V[c0 : c0 + c]
+            if not diagonal:
+                W[c0 : c0 + c] += T.T @ V[r0 : r0 + m]
             return
         VJ = V[c0 : c0 + c]
         acc = np.zeros((c, V.shape[1]), dtype=np.result_type(T.dtype, V.dtype))

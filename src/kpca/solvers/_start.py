@@ -28,16 +28,23 @@ logger = logging.getLogger("kpca")
 START_LANDMARKS = 128
 #: landmarks of the warm start of a fit whose passes read a stored K
 STORED_START_LANDMARKS = 256
+#: rows from which a stored fit's start takes STORED_START_LANDMARKS (at 3,500 rows
+#: of digits, 256 landmarks cost 15-33 ms more than 128 and saved no pass)
+STORED_START_ROWS = 8000
 #: rows of landmark kernel values evaluated at a time (float64, 4 MB at 128 landmarks)
 CHUNK_ROWS = 4096
 #: below n m^2 = this, the start runs on one BLAS thread
 SMALL_START_FLOPS = 2**31
 
 
-def start_landmarks(n: int, cheap_pass: bool) -> int:
-    """Landmarks of the warm start for ``n`` rows: :data:`STORED_START_LANDMARKS`
-    when a pass is a read of a stored ``K``, ``n / 200`` (:data:`START_LANDMARKS` to
-    512) when every pass recomputes the kernel matrix.
+def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
+    """Landmarks of the warm start for ``n`` rows: when a pass is a read of a stored
+    ``K``, :data:`STORED_START_LANDMARKS` from :data:`STORED_START_ROWS` rows on (below,
+    passes are too cheap for a costlier start to pay: :data:`START_LANDMARKS`), and
+    ``n / 200`` (:data:`START_LANDMARKS` to 512) when every pass recomputes the
+    kernel matrix. Never more than a kernel of rank ``rank`` can use (a linear
+    kernel: the number of features, plus one), nor fewer than
+    :data:`START_LANDMARKS`.
 
     The start costs ``O(n m^2)``; a better one can save a whole pass. Measured on
     Gaussian data (d = 20, k = 10, RBF): matrix-free at n = 100,000, 512 landmarks
@@ -45,10 +52,22 @@ def start_landmarks(n: int, cheap_pass: bool) -> int:
     4; at n = 30,000, 512 cost 0.6 s more and saved no pass. Stored, at n = 10,000 and
     20,000, 256 landmarks saved one of 6 passes (0.39-0.41 s against 0.52-0.53 s;
     1.24-1.26 s against 1.36-1.66 s); 512 saved no more than 256.
+
+    Parameters
+    ----------
+    n : int
+    cheap_pass : bool
+        Whether ``K`` is stored.
+    rank : int, default=None
+        An upper bound on the rank of the kernel matrix (``Kernel.rank_bound``).
     """
     if cheap_pass:
-        return STORED_START_LANDMARKS
-    return int(min(512, max(START_LANDMARKS, n // 200)))
+        m = STORED_START_LANDMARKS if n >= STORED_START_ROWS else START_LANDMARKS
+    else:
+        m = int(min(512, max(START_LANDMARKS, n // 200)))
+    if rank is not None:
+        m = min(m, max(START_LANDMARKS, rank + 1))
+    return m
 
 
 def nystrom_start(
