@@ -310,3 +310,24 @@ def test_matrix_free_row_means_are_the_kernel_row_means(name, data):
                               memory_limit=40_000)
     assert not op.stored
     np.testing.assert_allclose(op.row_means(), k.block(X, X).mean(axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shift", [0.0, 50.0])
+def test_sink_attention_gives_the_rbf_product(shift):
+    """The identity behind the fused product, without PyTorch: softmax attention over
+    the sink-key inputs (computed densely here) is k(X, Y) @ C in its column ratio."""
+    from kpca.kernels._device import sink_attention_inputs
+
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(50, 4)) + shift, rng.normal(size=(80, 4)) + shift
+    C = rng.normal(size=(80, 3))
+    gamma = 0.4
+    q, k, v = (np.asarray(A) for A in sink_attention_inputs(
+        gamma, xps.asarray(X), xps.asarray(Y), xps.asarray(C), xps, 8, 8))
+    assert q.shape == (50, 8) and k.shape == (81, 8) and v.shape == (81, 8)
+    s = q @ k.T
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    o = (p / p.sum(axis=1, keepdims=True)) @ v
+    assert np.all(s[:, :80] <= s[:, 80:81] + 1e-9)  # the sink holds every row's max
+    ref = make_kernel("rbf", gamma=gamma).block(X, Y) @ C
+    close(o[:, :3] / o[:, 3:4], ref, np.float64, scale=np.abs(C).sum(axis=0).max())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .._array_api import device_namespace
 from ._base import Kernel
 from ._standard import RBF, Cosine, Laplacian, Linear, Polynomial, Sigmoid
 
@@ -150,24 +151,12 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
         backend, same_width = SDPBackend.FLASH_ATTENTION, True  # needs equal widths
     else:
         return None
-    (m, d), n, c = X.shape, Y.shape[0], C.shape[1]
+    d, c = X.shape[1], C.shape[1]
     e, w = _pad8(d + 2), _pad8(c + 1)  # aligned widths; zero columns change nothing
     if same_width:
         e = w = max(e, w)
     with torch.no_grad():
-        mu = torch.mean(Y, dim=0)
-        Xc, Yc = X - mu, Y - mu
-        q = torch.zeros((m, e), dtype=X.dtype, device=X.device)
-        q[:, :d] = Xc
-        q[:, d] = 1.0
-        q[:, d + 1] = gamma * torch.sum(Xc * Xc, dim=1)
-        k = torch.zeros((n + 1, e), dtype=X.dtype, device=X.device)
-        k[:n, :d] = (2.0 * gamma) * Yc
-        k[:n, d] = -gamma * torch.sum(Yc * Yc, dim=1)
-        k[n, d + 1] = 1.0
-        v = torch.zeros((n + 1, w), dtype=X.dtype, device=X.device)
-        v[:n, :c] = C
-        v[n, c] = 1.0
+        q, k, v = sink_attention_inputs(gamma, X, Y, C, device_namespace(X), e, w)
         try:
             with sdpa_kernel([backend]):
                 o = F.scaled_dot_product_attention(q[None, None], k[None, None],
@@ -178,6 +167,29 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
             logger.debug("fused RBF product unavailable (%s): tiles instead", exc)
             return None
         return o[:, :c] / o[:, c : c + 1]
+
+
+def sink_attention_inputs(gamma: float, X: Any, Y: Any, C: Any, xp: Any, e: int,
+                          w: int) -> tuple[Any, Any, Any]:
+    """Queries ``(m, e)``, keys ``(n + 1, e)`` and values ``(n + 1, w)`` whose softmax
+    attention gives the RBF product: ``o = softmax(q k^T) v`` has
+    ``o[:, :c] / o[:, c] = k(X, Y) @ C`` (see :func:`_fused_rbf_product`; ``e >= d + 2``
+    and ``w >= c + 1``, the extra columns zero)."""
+    (m, d), n, c = X.shape, Y.shape[0], C.shape[1]
+    mu = xp.mean(Y, axis=0)
+    Xc, Yc = X - mu, Y - mu
+    q = xp.zeros((m, e), dtype=X.dtype, device=X.device)
+    q[:, :d] = Xc
+    q[:, d] = 1.0
+    q[:, d + 1] = gamma * xp.sum(Xc * Xc, axis=1)
+    k = xp.zeros((n + 1, e), dtype=X.dtype, device=X.device)
+    k[:n, :d] = (2.0 * gamma) * Yc
+    k[:n, d] = -gamma * xp.sum(Yc * Yc, axis=1)
+    k[n, d + 1] = 1.0
+    v = xp.zeros((n + 1, w), dtype=X.dtype, device=X.device)
+    v[:n, :c] = C
+    v[n, c] = 1.0
+    return q, k, v
 
 
 def device_diag(kernel: Kernel, X: Any, xp: Any) -> Any:
