@@ -121,3 +121,14 @@ def test_start_landmarks_follow_the_cost_of_a_pass():
     assert start_landmarks(10_000, cheap_pass=False) == START_LANDMARKS
     assert start_landmarks(60_000, cheap_pass=False) == 300
     assert start_landmarks(10**7, cheap_pass=False) == 512
+
+
+def test_start_is_accurate_for_data_far_from_the_origin():
+    """Sums over chunks taken around a provisional centre: the linear kernel of data
+    offset by 1e4 (its C^T C dwarfs the centred covariance) still gives the principal
+    subspace of the centred data."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((9000, 10)) * np.linspace(1, 3, 10) + 1e4
+    Q = nystrom_start(Linear(), X, 5, random_state=0)
+    U = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[0][:, :5]
+    assert np.max(subspace_angles(U, Q)) < 1e-6

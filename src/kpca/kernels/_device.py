@@ -84,7 +84,9 @@ def device_block(kernel: Kernel, X: Any, Y: Any, xp: Any) -> Any:
 
 def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: int) -> Any:
     """``k(X, Y) @ C`` of shape (len(X), C.shape[1]), ``k(X, Y)`` evaluated in blocks of
-    ``rows`` rows of X (each block's kernel values exist only until multiplied).
+    ``rows`` rows of X (each block's kernel values exist only until multiplied), or,
+    for the RBF kernel on PyTorch tensors, in one fused pass that never holds them
+    (:func:`_fused_rbf_product`; ``rows`` unused).
 
     Parameters
     ----------
@@ -138,7 +140,7 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
     import torch.nn.functional as F
 
     try:  # PyTorch >= 2.3
-        from torch import OutOfMemoryError
+        from torch.cuda import OutOfMemoryError
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError:
         return None

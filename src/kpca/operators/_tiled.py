@@ -2,16 +2,18 @@
 
 ``K = k(X, X)`` is cut into square tiles ``(I, J)``; only the lower triangle
 ``J <= I`` is ever evaluated (symmetry halves the kernel work and the memory).
-Tiles that fit in the memory budget are computed once and kept; the others are
+Tiles that fit in the memory budget are computed once and kept (with
+``partial=False``, as ``KernelPCA`` asks: only when all of them fit); the others are
 recomputed on every pass and dropped at once, so memory stays bounded whatever
 ``n`` is. ``K @ V`` is accumulated tile by tile::
 
     W[I] += K_IJ @ V[J]        and, below the diagonal,   W[J] += K_IJ.T @ V[I]
 
 by ``n_jobs`` worker threads with private accumulators (BLAS and NumPy release the
-GIL). Centring can be applied inside the tiles (``center_inplace``): kept tiles are
+GIL). Centring (``center_inplace``) is applied to each product for kernels bounded by
+their constant diagonal (RBF, Laplacian), else inside the tiles: kept tiles are
 centred once, recomputed ones right after evaluation, which keeps float32 storage
-accurate (the centred entries are small, the uncentred ones are not).
+accurate where centring cancels most of ``K``.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from ._gram import n_threads
 
 logger = logging.getLogger("kpca")
 
-#: a tile that is not stored is evaluated and multiplied in pieces of this many rows
-#: and columns (float32: 512 KB, in a core's L2), in one buffer per worker and pass
+#: ``transform`` evaluates kernel rows in pieces of this many rows and FUSED_COLS
+#: columns (float32: 512 KB); the operator's pieces follow :func:`fused_piece`
 FUSED_ROWS = 256
 FUSED_COLS = 512
 #: the pieces of a pass take about half of a core's L2 cache (FUSED_COLS columns);
@@ -104,7 +106,8 @@ class TiledKernelOperator(KernelOperator):
         tiny values to force many pieces.
     partial : bool, default=True
         Keep as many tiles as the budget holds. ``False``: all of them or none
-        (the estimators' choice: writing a kept tile into fresh memory costs more than
+        (``KernelPCA``'s choice; the robust estimators, which make many passes, keep
+        what fits: writing a kept tile into fresh memory costs more than
         the evaluations it saves in the few passes of a fit, unless every pass
         becomes a read; docs/benchmarks.md, issue 17).
 

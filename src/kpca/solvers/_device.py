@@ -63,9 +63,11 @@ def _dense(op: Any, k: int) -> EigenResult:
         )
     xp = op.xp
     # in float64: PyTorch's float32 eigh on CUDA was seen 1e-4 (relative) off on a
-    # 240 x 240 kernel matrix where LAPACK's float32 was 2e-8 off; the copy is at most
-    # twice the stored matrix, which takes at most half of the budget
-    w, V = xp.linalg.eigh(xp.astype(K, xp.float64))
+    # 240 x 240 kernel matrix where LAPACK's float32 was 2e-8 off. The float64 copy and
+    # eigh's workspace take about 12 times a float32 K on CUDA (5 times in float32):
+    # within the budget where the dense solver is chosen for small n; an explicit
+    # eigen_solver='dense' near the budget's limit may need more device memory
+    w, V = xp.linalg.eigh(K if K.dtype == xp.float64 else xp.astype(K, xp.float64))
     n = op.n
     idx = xp.flip(xp.arange(n - k, n, device=K.device))  # largest first
     values = to_host(xp.take(w, idx), np.float64)

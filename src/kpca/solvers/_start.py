@@ -134,15 +134,23 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             s, V = eigh(0.5 * (Kmm + Kmm.T))
             keep = s > 1e-10 * max(float(s.max()), 0.0)
             # the Nystrom features F = C K_mm^{-1/2}, C = k(X, Z) (docs/math.md,
-            # "Nyström"): their covariance F^T H F = S^T (C^T C - n c c^T) S from sums
-            # over row chunks of C, with S = V / sqrt(s) and c the mean row of C
+            # "Nyström"): their covariance F^T H F = S^T (C^T H C) S from sums over row
+            # chunks of C, with S = V / sqrt(s)
             S = V[:, keep] / np.sqrt(s[keep])
-            CtC, csum = np.zeros((m, m)), np.zeros(m)
+            # sums of C - c0, c0 the first chunk's mean row: around a provisional centre,
+            # so that the centred sum does not cancel (a linear kernel of data far from
+            # the origin: C^T C - n c c^T lost the covariance's small eigenvalues)
+            CtC, dsum, c0 = np.zeros((m, m)), np.zeros(m), None
             for C in _landmark_rows(kernel, X, Z):
-                CtC += C.T @ C
-                csum += C.sum(axis=0)
+                c0 = C.mean(axis=0) if c0 is None else c0
+                D = C - c0
+                CtC += D.T @ D
+                dsum += D.sum(axis=0)
+            csum = dsum + n * c0
             if center:
-                CtC -= np.outer(csum, csum) / n
+                CtC -= np.outer(dsum, dsum) / n
+            else:  # C^T C from the sums around c0
+                CtC += np.outer(c0, dsum) + np.outer(dsum, c0) + n * np.outer(c0, c0)
             G = S.T @ CtC @ S
             if keep.any() and np.all(np.isfinite(G)):
                 w, U = eigh(0.5 * (G + G.T))
