@@ -60,7 +60,6 @@ from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_sp
 from .solvers import (
     DENSE_MAX_ROWS,
     SOLVERS,
-    START_LANDMARKS,
     EigenResult,
     choose_solver,
     eigsh_top,
@@ -719,10 +718,7 @@ class KernelPCA(BaseKernelPCA):
         b = krylov_block_size(k, cheap_pass=stored, n=n)
         if (plan.solver == "krylov" and plan.fraction is None
                 and krylov_basis_size(k, b) < n // 2):
-            rank = (plan.kernel.rank_bound(X.shape[1])
-                    if getattr(plan.kernel, "requires_vectors", True) else None)
-            probe = self._start_block(X, plan.kernel, b, rng,
-                                      start_landmarks(n, cheap_pass=stored, rank=rank))
+            probe = self._start_block(X, plan.kernel, b, rng, cheap_pass=stored)
         return TiledKernelOperator(
             plan.kernel, X, dtype=plan.dtype, memory_limit=kernel_budget,
             n_jobs=self.n_jobs, probe=probe, partial=self._partial_storage,
@@ -733,19 +729,22 @@ class KernelPCA(BaseKernelPCA):
     #: (n = 40,000-100,000 under 3 GB, 13-85 % of K kept: 18-38 % slower; issue 17)
     _partial_storage = False
 
-    def _start_block(self, X, kernel: Kernel, b: int, rng,
-                     n_landmarks: int = START_LANDMARKS) -> np.ndarray | None:
+    def _start_block(self, X, kernel: Kernel, b: int, rng, *,
+                     cheap_pass: bool) -> np.ndarray | None:
         """Start block of the block Lanczos solver, shape (n, b), orthonormal, or None.
 
         Its product with ``K`` rides on the operator's construction pass.
 
         For vector kernels, the top Nyström directions
-        (:func:`kpca.solvers.nystrom_start`): the solver then needs one pass over
+        (:func:`kpca.solvers.nystrom_start`), on as many landmarks as
+        :func:`kpca.solvers.start_landmarks` gives for passes that read a stored ``K``
+        (``cheap_pass``) or recompute it: the solver then needs a pass or two over
         ``K~`` fewer than from a random block.
         """
         if getattr(kernel, "requires_vectors", True) and not self._is_precomputed():
+            m = start_landmarks(X.shape[0], cheap_pass, kernel.rank_bound(X.shape[1]))
             return nystrom_start(kernel, X, b, center=self.center, random_state=rng,
-                                 n_landmarks=n_landmarks)
+                                 n_landmarks=m)
         return krylov_start(X.shape[0], b, rng)
 
     def _center_operator(self, op: KernelOperator, plan: _Plan, rng

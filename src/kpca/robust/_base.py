@@ -67,7 +67,7 @@ class ReweightedKernelPCA(KernelPCA):
     #: every tile the budget holds is kept, a saving in each of them
     _partial_storage = True
 
-    def _start_block(self, X, kernel, b: int, rng, n_landmarks: int = 0) -> None:
+    def _start_block(self, X, kernel, b: int, rng, *, cheap_pass: bool) -> None:
         # the operator decomposed is S K~ S, unknown until the robust centre is found:
         # a start block riding on the construction pass would be wasted columns
         return None
