@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from .._parallel import blas_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
+from ._orth import cholesky_sweep
 from ._randomized import default_rtol
 from ._result import EigenResult
 
@@ -170,8 +171,11 @@ def krylov_eigsh(
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     p_keep = _keep(k, b, mmax)
     # the basis is preallocated (float64), so the solver's memory is fixed up front
-    # (see krylov_workspace_columns); T is the projected matrix Q^T K Q
-    Q = np.empty((n, mmax))
+    # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
+    # each block's columns are contiguous, so a fit whose basis never fills touches
+    # only the pages it uses (at n = 100,000 a row-major basis cost 95 ms of page
+    # faults on its first write), and Q_m^T is a contiguous operand of the products
+    Q = np.empty((n, mmax), order="F")
     T = np.zeros((mmax, mmax))
     if start is not None:
         Q[:, :b] = start[0]
@@ -198,16 +202,8 @@ def krylov_eigsh(
             C += C2
             T[:m, m - b : m] = C
             T[m - b : m, :m] = C.T
-            # column pivoting puts the directions the block lost (an invariant
-            # subspace was found) last, with negligible rows of R: they can be
-            # replaced without spoiling Z = Q_{j+1} R (the residuals below)
-            Qn, Rp, piv = qr(W, mode="economic", overwrite_a=True, pivoting=True,
-                             check_finite=False)
-            R = np.empty_like(Rp)
-            R[:, piv] = Rp
-            lost = np.abs(np.diag(Rp)) <= 1e-12 * max(float(np.abs(Rp).max()),
-                                                       float(np.abs(T[:m, :m]).max()))
-            R[lost] = 0
+            Qn, R, lost = _orthonormalize(np.ascontiguousarray(W),
+                                          float(np.abs(T[:m, :m]).max()))
             del W
             theta, Y = eigh(T[:m, :m], check_finite=False)
             theta, Y = theta[::-1], Y[:, ::-1]
@@ -239,11 +235,40 @@ def krylov_eigsh(
                 m, restarts = p, restarts + 1
             Q[:, m : m + b] = Qn
             m += b
-            del Qn, R, Rp, Y
+            del Qn, R, Y
         W = np.asarray(op.matmat(Q[:, m - b : m]), dtype=np.float64)
         n_pass += 1
     return EigenResult(theta[:k], V, "krylov", n_iter=restarts, n_matvec=n_pass * b,
                        residuals=res, converged=converged)
+
+
+def _orthonormalize(W: np.ndarray, t_scale: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``W = Qn R`` with orthonormal ``Qn`` (n, b) and the columns of ``W`` that were
+    lost (an invariant subspace found: negligible rows of ``R``, set to zero). ``W``
+    (C-contiguous float64) is overwritten.
+
+    Cholesky QR twice (:mod:`kpca.solvers._orth`) when the block is well conditioned
+    and not negligible against the projected matrix (scale ``t_scale``); otherwise
+    Householder QR with column pivoting, which puts the lost directions last, where
+    they can be replaced without spoiling ``Z = Q_{j+1} R`` (the residuals of the
+    caller).
+    """
+    # a block near round-off of the projected matrix goes to pivoted QR, which
+    # decides which of its directions are lost
+    R = cholesky_sweep(W, floor=1e-8 * t_scale)
+    if R is not None:
+        R2 = cholesky_sweep(W)
+        if R2 is None:  # cannot happen after a good first sweep (cond ~ 1); be safe
+            W, R2 = qr(W, mode="economic", overwrite_a=True, check_finite=False)
+        return W, R2 @ R, np.zeros(W.shape[1], dtype=bool)
+    Qn, Rp, piv = qr(W, mode="economic", pivoting=True, overwrite_a=True,
+                     check_finite=False)
+    R = np.empty_like(Rp)
+    R[:, piv] = Rp
+    lost = np.abs(np.diag(Rp)) <= 1e-12 * max(float(np.abs(Rp).max()), t_scale)
+    R[lost] = 0
+    return Qn, R, lost
 
 
 def _orthogonal_random(rng, count: int, *bases: np.ndarray) -> np.ndarray:

@@ -1,0 +1,81 @@
+"""Cholesky QR in place (``kpca.solvers._orth``) and the block Lanczos solver's
+orthonormalization built on it, against NumPy's Householder QR."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kpca.solvers._krylov import _orthonormalize
+from kpca.solvers._orth import MAX_COND, cholesky_sweep
+
+
+def _with_condition(n, b, cond, seed=0):
+    """An n x b block of condition number ``cond`` (singular values log-spaced)."""
+    rng = np.random.default_rng(seed)
+    U = np.linalg.qr(rng.standard_normal((n, b)))[0]
+    V = np.linalg.qr(rng.standard_normal((b, b)))[0]
+    return np.ascontiguousarray((U * np.logspace(0, -np.log10(cond), b)) @ V.T)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(40, 3000), b=st.integers(1, 24), log_cond=st.floats(0, 4),
+       scale=st.sampled_from([1e-6, 1.0, 1e6]), seed=st.integers(0, 2**16))
+def test_two_sweeps_give_the_qr_factorization(n, b, log_cond, scale, seed):
+    W = scale * _with_condition(n, b, 10**log_cond, seed)
+    W0 = W.copy()
+    R1 = cholesky_sweep(W)
+    R2 = cholesky_sweep(W)
+    assert R1 is not None and R2 is not None
+    R = R2 @ R1
+    np.testing.assert_allclose(W.T @ W, np.eye(b), atol=1e-13)
+    np.testing.assert_allclose(W @ R, W0, atol=1e-12 * np.abs(W0).max())
+    # the same factor as Householder QR, up to the signs of its rows
+    Rq = np.linalg.qr(W0, mode="r")
+    np.testing.assert_allclose(np.abs(R), np.abs(Rq), atol=1e-9 * np.abs(Rq).max())
+    assert np.all(np.diag(R) > 0)
+
+
+@pytest.mark.parametrize("case", ["rank deficient", "ill conditioned", "below floor",
+                                  "not finite"])
+def test_refused_sweep_leaves_the_block_untouched(case):
+    W = _with_condition(500, 8, 10.0)
+    floor = 0.0
+    if case == "rank deficient":
+        W[:, 3] = 2 * W[:, 1]
+    elif case == "ill conditioned":
+        W = _with_condition(500, 8, 100 * MAX_COND)
+    elif case == "below floor":
+        floor = 10.0
+    else:
+        W[7, 2] = np.nan
+    W0 = W.copy()
+    assert cholesky_sweep(W, floor=floor) is None
+    np.testing.assert_array_equal(W, W0)
+
+
+@pytest.mark.parametrize("cond, scale, lost_expected", [
+    (10.0, 1.0, 0),        # Cholesky QR
+    (1e9, 1.0, 0),         # ill conditioned: pivoted Householder QR
+    (10.0, 1e-10, 0),      # small against the projected matrix: pivoted QR
+    (10.0, 1e-14, 8),      # round-off of the projected matrix: every direction lost
+])
+def test_orthonormalize_either_path(cond, scale, lost_expected):
+    W = scale * _with_condition(2000, 8, cond, seed=1)
+    W0 = W.copy()
+    Qn, R, lost = _orthonormalize(W, 1.0)
+    assert int(lost.sum()) == lost_expected
+    np.testing.assert_allclose(Qn.T @ Qn, np.eye(8), atol=1e-12)
+    if lost_expected == 0:
+        np.testing.assert_allclose(Qn @ R, W0, atol=1e-12 * np.abs(W0).max())
+    else:
+        assert not np.any(R[lost])  # lost rows zeroed, for the caller's residuals
+
+
+def test_orthonormalize_marks_a_repeated_direction_lost():
+    W = _with_condition(2000, 8, 10.0, seed=2)
+    W[:, 5] = W[:, 2] - W[:, 0]
+    W0 = W.copy()
+    Qn, R, lost = _orthonormalize(W, 1.0)
+    assert int(lost.sum()) == 1
+    np.testing.assert_allclose(Qn @ R, W0, atol=1e-12)
