@@ -305,13 +305,14 @@ class FittedSubspace:
 
         def work(start: int) -> None:
             Xb = X[start : start + FUSED_ROWS]
+            Xr = self.kernel.prepare_rows(Xb, prep)  # once for all column pieces
             r = Xb.shape[0]
             acc = np.zeros((r, Ca.shape[1]), dtype=dt)
             buf = np.empty(r * FUSED_COLS, dtype=rows_dt)
             for c0 in range(0, m, FUSED_COLS):
                 c1 = min(m, c0 + FUSED_COLS)
                 P = buf[: r * (c1 - c0)].reshape(r, c1 - c0)
-                self.kernel.block_prepared(Xb, prep[c0:c1], out=P)
+                self.kernel.block_prepared(Xr, prep[c0:c1], out=P)
                 acc += P @ Cr[c0:c1]
             Y = acc[:, :k] - b
             if self.normalize:

@@ -165,3 +165,49 @@ def test_make_kernel_and_errors():
 def test_block_bytes_counts_result_and_temporaries():
     assert K.RBF(1.0).block_bytes(10, 20, np.float32) == 10 * 20 * 4
     assert K.Anova(1.0).block_bytes(10, 20) == 2 * 10 * 20 * 8
+
+
+@pytest.mark.parametrize("kernel,ref", CASES, ids=lambda c: getattr(c, "name", ""))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_prepared_rows_give_the_block_in_slices(kernel, ref, dtype, data):
+    """``block_prepared(prepare_rows(X, prep)[rows], prep[cols])`` is the block of
+    rows x cols of ``k(X, Y)`` (as an operator's passes evaluate it)."""
+    X, Y = data
+    X = np.vstack([X, Y[:2]])  # rows equal to columns: exponents at round-off of 0
+    prep = kernel.prepare(Y, dtype)
+    rows = kernel.prepare_rows(X, prep)
+    full = _pairwise_reference(ref, X, Y)
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-5, atol=2e-6)
+    pieces = [(slice(0, 9), slice(0, 5)), (slice(2, 6), slice(1, 4)), (slice(7, 9), slice(0, 2))]
+    for r, c in pieces:
+        out = np.empty((r.stop - r.start, c.stop - c.start), dtype=dtype)
+        got = kernel.block_prepared(rows[r], prep[c], out=out)
+        assert got is out
+        np.testing.assert_allclose(out, full[r, c], **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rbf_prepared_rows_clamp_only_where_round_off_could_exceed_1(dtype):
+    """Prepared RBF rows skip the clamp of the exponent at 0 where round-off above 0
+    is provably below 1e-3, and keep it where data far from their centre could lift a
+    kernel value above 1 or overflow (duplicated rows at scale 1e150 / 1e18)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 20))
+    X = np.vstack([X, X[:50]])  # exact duplicates: exponents at round-off of 0
+    kernel = K.RBF(gamma=1 / 20)
+    prep = kernel.prepare(X, dtype)
+    rows = kernel.prepare_rows(X, prep)
+    assert rows.clamp is False
+    out = kernel.block_prepared(rows, prep)
+    assert out.max() <= 1 + 1e-3
+    np.testing.assert_allclose(out, pairwise.rbf_kernel(X, gamma=1 / 20),
+                               atol=1e-12 if dtype == np.float64 else 1e-5)
+
+    big = X * (1e150 if dtype == np.float64 else 1e18)
+    kernel = K.RBF(gamma=1.0)
+    prep = kernel.prepare(big, dtype)
+    rows = kernel.prepare_rows(big, prep)
+    assert rows.clamp is True
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = kernel.block_prepared(rows, prep)
+    assert np.all(np.isfinite(out)) and out.max() <= 1.0

@@ -79,8 +79,20 @@ class Kernel(BaseEstimator):
             return Y
         return np.asarray(Y, dtype=dtype)
 
+    def prepare_rows(self, X: Any, prep: Any) -> Any:
+        """Row-side state of ``X`` for repeated :meth:`block_prepared` calls against
+        ``prep`` (or its row slices), computed once: an operator's passes evaluate
+        every row against every column piece, pass after pass.
+
+        The returned object supports row slicing and is accepted by
+        :meth:`block_prepared` as its ``X`` (with ``prep`` or slices of it only).
+        The default is ``X`` itself.
+        """
+        return X
+
     def block_prepared(self, X: Any, prep: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """``k(X, Y)`` where ``prep = self.prepare(Y)``; written into ``out`` if given."""
+        """``k(X, Y)`` where ``prep = self.prepare(Y)``; written into ``out`` if given.
+        ``X`` may be rows, or the result of :meth:`prepare_rows` (sliced)."""
         if not sp.issparse(X) and not sp.issparse(prep) and hasattr(prep, "dtype"):
             X = np.asarray(X, dtype=prep.dtype)
         K = self._block(X, prep, False)

@@ -146,6 +146,7 @@ class TiledKernelOperator(KernelOperator):
         # one tile: threads would only add overhead
         self.workers = cores if len(self.tiles) > 1 else 1
         self._prep = kernel.prepare(X, self.dtype)
+        self._rows = kernel.prepare_rows(X, self._prep)
         self.centering: Centering | None = None
         # centred in each product rather than in the tiles (center_inplace)
         self._deferred = False
@@ -288,7 +289,7 @@ class TiledKernelOperator(KernelOperator):
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
         T = np.empty((r1 - r0, c1 - c0), dtype=self.dtype)
-        self.kernel.block_prepared(self.X[r0:r1], self._prep[c0:c1], out=T)
+        self.kernel.block_prepared(self._rows[r0:r1], self._prep[c0:c1], out=T)
         if i == j and self.kernel.constant_diag is not None:
             np.fill_diagonal(T, self.kernel.constant_diag)
         return T
@@ -361,7 +362,7 @@ class TiledKernelOperator(KernelOperator):
         """Rows ``a0:a1``, columns ``e0:e1`` of the (centred) kernel matrix, written
         into ``buf``."""
         P = buf[: (a1 - a0) * (e1 - e0)].reshape(a1 - a0, e1 - e0)
-        self.kernel.block_prepared(self.X[a0:a1], self._prep[e0:e1], out=P)
+        self.kernel.block_prepared(self._rows[a0:a1], self._prep[e0:e1], out=P)
         if a0 == e0 and self.kernel.constant_diag is not None:
             np.fill_diagonal(P, self.kernel.constant_diag)
         if shift is not None:
