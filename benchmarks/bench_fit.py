@@ -213,9 +213,12 @@ def main(argv=None) -> int:
     print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
           f"python {platform.python_version()}, numpy {np.__version__}")
     # this machine's primitives, for the roofline bound of every fit (roofline.py)
-    prim = measure_primitives(args.d, 16, [128, 256, 512, 1024], n_cores(), 5)
+    prim = measure_primitives(args.d, 16, [128, 256, 512, 1024], n_cores(), 5,
+                              widths=[16, 24, 32])
+    rates = ", ".join(f"{prim[f'product_gemm_gflops_b{w}']:.0f} ({w} columns)"
+                      for w in prim["widths"])
     print(f"# roofline primitives: kernel GEMM {prim['kernel_gemm_gflops']:.0f} GFLOP/s, "
-          f"product GEMM {prim['product_gemm_gflops']:.0f} GFLOP/s, exp "
+          f"product GEMM {rates} GFLOP/s, exp "
           f"{prim['exp_ns']:.2f} ns/value, read {prim['read_gbs']:.1f} GB/s, rewrite "
           f"{prim['write_gbs']:.1f} GB/s")
 

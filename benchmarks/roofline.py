@@ -9,7 +9,9 @@ each the median of ``--repeats`` runs:
 
 * **kernel GEMM**: float32 ``(t x (d+2)) @ ((d+2) x t)``, the product that gives the
   squared distances of a ``t x t`` tile (``t``: ``--tile``, cache-sized), GFLOP/s;
-* **product GEMM**: float32 ``(t x t) @ (t x b)`` with a cache-resident tile, GFLOP/s;
+* **product GEMM**: float32 ``(t x t) @ (t x b)`` with a cache-resident tile, GFLOP/s,
+  at each block width ``b`` of ``--widths`` (OpenBLAS's rate grows with ``b``; a pass
+  of ``b`` columns is costed at :func:`product_rate`);
 * **exp**: float32 ``np.exp`` in place on a cache-resident tile, ns per value;
 * **read**: a stored float32 matrix far larger than the caches times a ``b``-column
   block (the pass over a stored ``K``), GB/s;
@@ -74,18 +76,20 @@ def _on_threads(work: Callable[[int], None], threads: int, repeats: int) -> floa
         return _median_time(lambda: run_blocks(work, range(threads), threads), repeats)
 
 
-def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: int) -> dict:
+def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: int,
+                       widths: list[int] | None = None) -> dict:
     """This machine's primitive speeds (all workers together), as a dict; the GEMM
-    and exp rates at each tile side in ``tiles`` and the best of them."""
+    and exp rates at each tile side in ``tiles`` and the best of them; the product
+    GEMM at each block width of ``widths`` (default ``[b]``; ``b``: the stored pass's
+    width, which the read is measured with)."""
     rng = np.random.default_rng(0)
-    out: dict = {"threads": threads, "tiles": tiles, "b": b, "d": d}
+    widths = sorted(set(widths or [b]))
+    out: dict = {"threads": threads, "tiles": tiles, "b": b, "d": d, "widths": widths}
     for t in tiles:
         inner = max(1, (4096 // t) ** 2)  # ~16M values per timed call: no overhead
         A = [rng.standard_normal((t, d + 2)).astype(np.float32) for _ in range(threads)]
         B = [rng.standard_normal((d + 2, t)).astype(np.float32) for _ in range(threads)]
         T = [np.empty((t, t), np.float32) for _ in range(threads)]
-        Vb = [rng.standard_normal((t, b)).astype(np.float32) for _ in range(threads)]
-        Wb = [np.empty((t, b), np.float32) for _ in range(threads)]
 
         def kgemm(w: int, A=A, B=B, T=T, inner=inner) -> None:
             for _ in range(inner):
@@ -95,13 +99,18 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
         out[f"kernel_gemm_gflops_{t}"] = threads * inner * 2 * t * t * (d + 2) / s / 1e9
         for w in range(threads):
             np.multiply(T[w], -1e-3, out=T[w])
+        for bw in widths:
+            Vb = [rng.standard_normal((t, bw)).astype(np.float32) for _ in range(threads)]
+            Wb = [np.empty((t, bw), np.float32) for _ in range(threads)]
 
-        def pgemm(w: int, T=T, Vb=Vb, Wb=Wb, inner=inner) -> None:
-            for _ in range(inner):
-                np.matmul(T[w], Vb[w], out=Wb[w])
+            def pgemm(w: int, T=T, Vb=Vb, Wb=Wb, inner=inner) -> None:
+                for _ in range(inner):
+                    np.matmul(T[w], Vb[w], out=Wb[w])
 
-        s = _on_threads(pgemm, threads, repeats)
-        out[f"product_gemm_gflops_{t}"] = threads * inner * 2 * t * t * b / s / 1e9
+            s = _on_threads(pgemm, threads, repeats)
+            out[f"product_gemm_gflops_{t}_b{bw}"] = threads * inner * 2 * t * t * bw / s / 1e9
+        out[f"product_gemm_gflops_{t}"] = out[f"product_gemm_gflops_{t}_b{b}"] if (
+            b in widths) else out[f"product_gemm_gflops_{t}_b{widths[0]}"]
 
         S = [T[w].copy() for w in range(threads)]  # negative values: exp in range
 
@@ -113,6 +122,9 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
         out[f"exp_ns_{t}"] = s / (threads * inner * t * t) * 1e9
     out["kernel_gemm_gflops"] = max(out[f"kernel_gemm_gflops_{t}"] for t in tiles)
     out["product_gemm_gflops"] = max(out[f"product_gemm_gflops_{t}"] for t in tiles)
+    for bw in widths:
+        out[f"product_gemm_gflops_b{bw}"] = max(
+            out[f"product_gemm_gflops_{t}_b{bw}"] for t in tiles)
     out["exp_ns"] = min(out[f"exp_ns_{t}"] for t in tiles)
 
     # memory: a float32 matrix of 512 MB (far beyond the caches), split by rows
@@ -162,7 +174,7 @@ def lower_bound(n: int, d: int, widths: list[int], prim: dict,
                     + prim["exp_ns"] * 1e-9)
 
     def product(b: int) -> float:  # each lower value is used twice, 2 flops per use
-        return V * 4 * b / (prim["product_gemm_gflops"] * 1e9)
+        return V * 4 * b / (product_rate(prim, b) * 1e9)
 
     kept = 1.0 if budget is None else min(1.0, budget / (4 * V))
     fused = sum(evaluate + product(b) for b in widths)
@@ -175,6 +187,19 @@ def lower_bound(n: int, d: int, widths: list[int], prim: dict,
     return {"fused_s": fused, "stored_s": stored, "bound_s": min(fused, stored),
             "strategy": "fused" if fused <= stored else f"stored ({100 * kept:.0f} %)",
             "evaluate_s": evaluate, "write_s": write, "read_s": read, "kept": kept}
+
+
+def product_rate(prim: dict, b: int) -> float:
+    """GFLOP/s at which a product with ``b`` columns is costed: the best rate measured
+    at any width up to ``b`` rounded up to a multiple of 8 (OpenBLAS works on panels of
+    8 columns, so 17 columns cost about what 24 do; the best of several widths keeps
+    the bound a lower bound), or the one rate measured."""
+    widths = prim.get("widths") or []
+    rates = [prim[f"product_gemm_gflops_b{w}"] for w in widths
+             if f"product_gemm_gflops_b{w}" in prim and w <= 8 * -(-b // 8)]
+    if len(widths) < 2 or not rates:
+        return prim["product_gemm_gflops"]
+    return max(rates)
 
 
 class PassCounter(logging.Handler):
@@ -227,6 +252,8 @@ def main(argv=None) -> int:
                    help="solver passes after construction (default 4, or measured)")
     p.add_argument("--tiles", type=int, nargs="+", default=[128, 256, 512, 1024],
                    help="tile sides at which the GEMMs and exp are measured (best used)")
+    p.add_argument("--widths", type=int, nargs="+", default=[16, 24, 32],
+                   help="block widths at which the product GEMM is measured")
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--memory-limit", default=None)
@@ -239,14 +266,18 @@ def main(argv=None) -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}, numpy {np.__version__}; load average "
           f"{os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    prim = measure_primitives(a.d, b, a.tiles, a.threads, a.repeats)
+    prim = measure_primitives(a.d, b, a.tiles, a.threads, a.repeats, a.widths)
     print(f"\nprimitives ({a.threads} threads together, one BLAS thread each; d = {a.d}, "
           f"b = {b}; medians of {a.repeats}):\n")
-    print("| tile side | kernel GEMM (GFLOP/s) | product GEMM (GFLOP/s) | exp (ns/value) |")
-    print("|---|---|---|---|")
+    ws = prim["widths"]
+    print("| tile side | kernel GEMM (GFLOP/s) | "
+          + " | ".join(f"product GEMM, {w} columns (GFLOP/s)" for w in ws)
+          + " | exp (ns/value) |")
+    print("|---|---|" + "---|" * len(ws) + "---|")
     for t in a.tiles:
         print(f"| {t} | {prim[f'kernel_gemm_gflops_{t}']:.0f} | "
-              f"{prim[f'product_gemm_gflops_{t}']:.0f} | {prim[f'exp_ns_{t}']:.2f} |")
+              + " | ".join(f"{prim[f'product_gemm_gflops_{t}_b{w}']:.0f}" for w in ws)
+              + f" | {prim[f'exp_ns_{t}']:.2f} |")
     print()
     print(f"memory: read (times {b} columns) {prim['read_gbs']:.1f} GB/s, rewrite "
           f"{prim['write_gbs']:.1f} GB/s, fresh pages {prim['first_touch_gbs']:.2f} GB/s "
