@@ -36,8 +36,18 @@ def test_two_sweeps_give_the_qr_factorization(n, b, log_cond, scale, seed):
     assert np.all(np.diag(R) > 0)
 
 
-@pytest.mark.parametrize("case", ["rank deficient", "ill conditioned", "below floor",
-                                  "not finite"])
+def _kahan(n, b, c=0.75):
+    """A block whose R factor is Kahan's matrix: diagonal entries within ~1e4 of each
+    other, condition number ~1e10 (a diagonal ratio would take it as well conditioned)."""
+    s = np.sqrt(1 - c * c)
+    R = np.triu(-c * np.ones((b, b)), 1) + np.eye(b)
+    R = np.diag(s ** np.arange(b)) @ R
+    Q = np.linalg.qr(np.random.default_rng(4).standard_normal((n, b)))[0]
+    return np.ascontiguousarray(Q @ R)
+
+
+@pytest.mark.parametrize("case", ["rank deficient", "ill conditioned", "kahan",
+                                  "below floor", "not finite"])
 def test_refused_sweep_leaves_the_block_untouched(case):
     W = _with_condition(500, 8, 10.0)
     floor = 0.0
@@ -45,6 +55,10 @@ def test_refused_sweep_leaves_the_block_untouched(case):
         W[:, 3] = 2 * W[:, 1]
     elif case == "ill conditioned":
         W = _with_condition(500, 8, 100 * MAX_COND)
+    elif case == "kahan":
+        W = _kahan(500, 24)
+        d = np.abs(np.diag(np.linalg.qr(W, mode="r")))
+        assert d.max() / d.min() < MAX_COND < np.linalg.cond(W)
     elif case == "below floor":
         floor = 10.0
     else:
@@ -54,16 +68,27 @@ def test_refused_sweep_leaves_the_block_untouched(case):
     np.testing.assert_array_equal(W, W0)
 
 
-@pytest.mark.parametrize("cond, scale, lost_expected", [
-    (10.0, 1.0, 0),        # Cholesky QR
-    (1e9, 1.0, 0),         # ill conditioned: pivoted Householder QR
-    (10.0, 1e-10, 0),      # small against the projected matrix: pivoted QR
-    (10.0, 1e-14, 8),      # round-off of the projected matrix: every direction lost
+@pytest.mark.parametrize("cond, scale, lost_expected, cholesky", [
+    (10.0, 1.0, 0, True),        # Cholesky QR
+    (1e9, 1.0, 0, False),        # ill conditioned: pivoted Householder QR
+    (10.0, 1e-10, 0, False),     # small against the projected matrix: pivoted QR
+    (10.0, 1e-14, 8, False),     # round-off of the projected matrix: every direction lost
 ])
-def test_orthonormalize_either_path(cond, scale, lost_expected):
+def test_orthonormalize_either_path(cond, scale, lost_expected, cholesky, monkeypatch):
+    import kpca.solvers._krylov as krylov
+
+    accepted = []
+
+    def spy(W, floor=0.0):
+        R = cholesky_sweep(W, floor)
+        accepted.append(R is not None)
+        return R
+
+    monkeypatch.setattr(krylov, "cholesky_sweep", spy)
     W = scale * _with_condition(2000, 8, cond, seed=1)
     W0 = W.copy()
     Qn, R, lost = _orthonormalize(W, 1.0)
+    assert accepted == ([True, True] if cholesky else [False])
     assert int(lost.sum()) == lost_expected
     np.testing.assert_allclose(Qn.T @ Qn, np.eye(8), atol=1e-12)
     if lost_expected == 0:
@@ -79,3 +104,24 @@ def test_orthonormalize_marks_a_repeated_direction_lost():
     Qn, R, lost = _orthonormalize(W, 1.0)
     assert int(lost.sum()) == 1
     np.testing.assert_allclose(Qn @ R, W0, atol=1e-12)
+
+
+def test_orthonormalize_when_the_second_sweep_is_refused(monkeypatch):
+    """A second Cholesky sweep refused (it should not happen after a good first
+    one): Householder QR of the once-swept block, its factor composed with the
+    first."""
+    import kpca.solvers._krylov as krylov
+
+    calls = []
+
+    def second_refused(W, floor=0.0):
+        calls.append(1)
+        return cholesky_sweep(W, floor) if len(calls) == 1 else None
+
+    monkeypatch.setattr(krylov, "cholesky_sweep", second_refused)
+    W = _with_condition(1500, 6, 100.0, seed=5)
+    W0 = W.copy()
+    Qn, R, lost = _orthonormalize(W, 1.0)
+    assert len(calls) == 2 and not lost.any()
+    np.testing.assert_allclose(Qn.T @ Qn, np.eye(6), atol=1e-13)
+    np.testing.assert_allclose(Qn @ R, W0, atol=1e-12 * np.abs(W0).max())

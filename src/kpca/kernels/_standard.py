@@ -95,15 +95,20 @@ class _RBFPrepared:
     float32) keeps the expansion accurate in float32.
     """
 
-    def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float):
+    def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float,
+                 g_sq_max: float | None = None):
         self.centre = centre
         self.aug = aug
         self.gamma = gamma
         self.dtype = aug.dtype
         self.shape = (aug.shape[0], aug.shape[1] - 2)
+        # g max ||y - c||^2 over the prepared rows (a slice keeps its parent's: an
+        # upper bound), for the round-off bound of prepare_rows
+        self.g_sq_max = (float(-aug[:, -2].min(initial=0.0)) if g_sq_max is None
+                         else g_sq_max)
 
     def __getitem__(self, rows) -> _RBFPrepared:
-        return _RBFPrepared(self.centre, self.aug[rows], self.gamma)
+        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max)
 
     def rows_side(self, X) -> np.ndarray:
         # shift before casting: float32 cannot resolve the spread of data that sit
@@ -130,9 +135,9 @@ class _RBFRows:
 
 
 #: largest round-off of an RBF exponent ``-g ||x - y||^2`` above 0 for which
-#: prepared rows skip the clamp at 0: a kernel value is then at most 1 + 1e-3 (where
-#: the rows and columns nearly coincide), an error of the size of the round-off the
-#: expansion makes anyway
+#: prepared rows skip the clamp at 0: a kernel value is then at most 1 + 1e-3, where
+#: rows and columns nearly coincide (a worst-case allowance: on data near their
+#: centre the bound is ~1e-5 in float32)
 _RBF_CLAMP_FREE_ERROR = 1e-3
 
 
@@ -174,8 +179,7 @@ class RBF(_GammaMixin, Kernel):
         aug = prep.rows_side(X)
         d = aug.shape[1] - 2
         g_rows = prep.gamma * float(aug[:, d + 1].max(initial=0.0))
-        g_cols = float(-prep.aug[:, d].min(initial=0.0))
-        error = 4 * (d + 2) * np.finfo(aug.dtype).eps * (g_rows + g_cols)
+        error = 4 * (d + 2) * np.finfo(aug.dtype).eps * (g_rows + prep.g_sq_max)
         return _RBFRows(aug, clamp=not error <= _RBF_CLAMP_FREE_ERROR)
 
     def block_prepared(self, X, prep, out=None):

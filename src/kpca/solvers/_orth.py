@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg.lapack import dtrcon
 
-#: a sweep is made while the block's condition estimate (ratio of the extreme diagonal
-#: entries of its factor) stays below this: the first sweep then leaves the block
-#: orthogonal to ~cond^2 eps = 1e-6, the second to round-off
+#: a sweep is made while the block's condition number (LAPACK's estimate from its
+#: triangular factor, in the 1-norm) stays below this: the first sweep then leaves the
+#: block orthogonal to ~cond^2 eps = 1e-6, the second to round-off
 MAX_COND = 1e5
 #: rows updated at a time (a small temporary, reused: no n x b array is allocated)
 _ROWS = 1024
@@ -38,8 +39,11 @@ def cholesky_sweep(W: np.ndarray, floor: float = 0.0) -> np.ndarray | None:
         R = cholesky(W.T @ W, lower=False, check_finite=False)
     except np.linalg.LinAlgError:
         return None
+    if not np.all(np.isfinite(R)):
+        return None
     d = np.abs(np.diag(R))
-    if not (np.all(np.isfinite(R)) and d.min() > max(floor, d.max() / MAX_COND)):
+    rcond = dtrcon(R, norm="1", uplo="U", diag="N")[0]
+    if not (d.min() > floor and rcond * MAX_COND > 1.0):
         return None
     # products with the inverse of a well-conditioned factor: 3-4x faster here than
     # a triangular solve with n right-hand sides
