@@ -248,13 +248,16 @@ class TiledKernelOperator(KernelOperator):
         def work(group: list[int]) -> np.ndarray:
             W = np.zeros((n, b), dtype=np.float64)
             buf = None
+            rows = (-1, None)  # the last tile row prepared, reused by its next tiles
             for t in group:
                 i, j = self.tiles[t]
                 if t not in self._store and not (build and t in self._keep):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
-                    self._fused_tile(t, V, W, buf, shift)
+                    if rows[0] != i:
+                        rows = (i, self._tile_rows(i))
+                    self._fused_tile(t, V, W, buf, shift, rows[1])
                     continue
                 T = self._store.get(t)
                 if T is None:  # kept, built in this pass
@@ -330,26 +333,26 @@ class TiledKernelOperator(KernelOperator):
 
     def _tile_rows(self, i: int) -> Any:
         """The rows of tile row ``i`` prepared for repeated evaluation
-        (``Kernel.prepare_rows``): once per tile, not per piece (for the RBF kernel,
-        their side ``[x - c, 1, ||x - c||^2]`` cost ~7 % of an evaluation when
-        recomputed per piece), and not kept for the operator's life (an n x (d + 2)
-        array the memory limit would have to count)."""
+        (``Kernel.prepare_rows``): once per tile row and worker, not per piece (for
+        the RBF kernel, their side ``[x - c, 1, ||x - c||^2]`` cost ~7 % of an
+        evaluation when recomputed per piece), and not kept for the operator's life
+        (an n x (d + 2) array the memory limit would have to count)."""
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         return self.kernel.prepare_rows(self.X[r0:r1], self._prep)
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
-                    shift) -> None:
+                    shift, X_rows: Any) -> None:
         """``W += K_IJ V_J`` (and ``K_IJ^T V_I`` below the diagonal) for a tile that
-        is not stored, in pieces of ``piece`` rows and columns (square ones of
-        ``piece[0]`` on a diagonal tile, whose pieces above the diagonal are the
-        mirrors of those below): each piece is evaluated, exponentiated, centred and
-        multiplied while it is in cache, in one buffer reused for the whole pass (no
-        tile-sized temporaries, no fresh pages)."""
+        is not stored (``X_rows``: its rows prepared, :meth:`_tile_rows`), in pieces
+        of ``piece`` rows and columns (square ones of ``piece[0]`` on a diagonal tile,
+        whose pieces above the diagonal are the mirrors of those below): each piece is
+        evaluated, exponentiated, centred and multiplied while it is in cache, in one
+        buffer reused for the whole pass (no tile-sized temporaries, no fresh
+        pages)."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
         rows, cols = self.piece
-        X_rows = self._tile_rows(i)
         for a0 in range(r0, r1, rows):
             a1 = min(r1, a0 + rows)
             if i != j:
