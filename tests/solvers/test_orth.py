@@ -75,7 +75,7 @@ def test_refused_sweep_leaves_the_block_untouched(case):
     (10.0, 1e-14, 8, False),     # round-off of the projected matrix: every direction lost
 ])
 def test_orthonormalize_either_path(cond, scale, lost_expected, cholesky, monkeypatch):
-    import kpca.solvers._krylov as krylov
+    import kpca.solvers._orth as orth
 
     accepted = []
 
@@ -84,7 +84,7 @@ def test_orthonormalize_either_path(cond, scale, lost_expected, cholesky, monkey
         accepted.append(R is not None)
         return R
 
-    monkeypatch.setattr(krylov, "cholesky_sweep", spy)
+    monkeypatch.setattr(orth, "cholesky_sweep", spy)
     W = scale * _with_condition(2000, 8, cond, seed=1)
     W0 = W.copy()
     Qn, R, lost = _orthonormalize(W, 1.0)
@@ -110,7 +110,7 @@ def test_orthonormalize_when_the_second_sweep_is_refused(monkeypatch):
     """A second Cholesky sweep refused (it should not happen after a good first
     one): Householder QR of the once-swept block, its factor composed with the
     first."""
-    import kpca.solvers._krylov as krylov
+    import kpca.solvers._orth as orth
 
     calls = []
 
@@ -118,7 +118,7 @@ def test_orthonormalize_when_the_second_sweep_is_refused(monkeypatch):
         calls.append(1)
         return cholesky_sweep(W, floor) if len(calls) == 1 else None
 
-    monkeypatch.setattr(krylov, "cholesky_sweep", second_refused)
+    monkeypatch.setattr(orth, "cholesky_sweep", second_refused)
     W = _with_condition(1500, 6, 100.0, seed=5)
     W0 = W.copy()
     Qn, R, lost = _orthonormalize(W, 1.0)

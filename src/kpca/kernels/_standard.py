@@ -183,16 +183,14 @@ class RBF(_GammaMixin, Kernel):
         return _RBFRows(aug, clamp=not error <= _RBF_CLAMP_FREE_ERROR)
 
     def block_prepared(self, X, prep, out=None):
-        if isinstance(X, _RBFRows):
-            out = np.matmul(X.aug, prep.aug.T, out=out)
-            if X.clamp:
-                np.minimum(out, 0, out=out)
-            np.exp(out, out=out)
-            return out
-        if not isinstance(prep, _RBFPrepared) or sp.issparse(X):
-            return super().block_prepared(X, prep, out)
-        out = np.matmul(prep.rows_side(X), prep.aug.T, out=out)
-        np.minimum(out, 0, out=out)  # round-off can make -g||x - y||^2 slightly positive
+        if not isinstance(X, _RBFRows):
+            if not isinstance(prep, _RBFPrepared) or sp.issparse(X):
+                return super().block_prepared(X, prep, out)
+            # rows used once: clamped, as round-off can make -g||x - y||^2 positive
+            X = _RBFRows(prep.rows_side(X), clamp=True)
+        out = np.matmul(X.aug, prep.aug.T, out=out)
+        if X.clamp:
+            np.minimum(out, 0, out=out)
         np.exp(out, out=out)
         return out
 

@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from .._parallel import blas_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
-from ._orth import cholesky_sweep
+from ._orth import cholesky_qr
 from ._randomized import default_rtol
 from ._result import EigenResult
 
@@ -256,12 +256,9 @@ def _orthonormalize(W: np.ndarray, t_scale: float
     """
     # a block near round-off of the projected matrix goes to pivoted QR, which
     # decides which of its directions are lost
-    R = cholesky_sweep(W, floor=1e-8 * t_scale)
+    R = cholesky_qr(W, floor=1e-8 * t_scale)
     if R is not None:
-        R2 = cholesky_sweep(W)
-        if R2 is None:  # cannot happen after a good first sweep (cond ~ 1); be safe
-            W, R2 = qr(W, mode="economic", overwrite_a=True, check_finite=False)
-        return W, R2 @ R, np.zeros(W.shape[1], dtype=bool)
+        return W, R, np.zeros(W.shape[1], dtype=bool)
     Qn, Rp, piv = qr(W, mode="economic", pivoting=True, overwrite_a=True,
                      check_finite=False)
     R = np.empty_like(Rp)

@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 
 from .._parallel import blas_threads
 from ..kernels import Kernel
-from ._orth import cholesky_sweep
+from ._orth import cholesky_qr
 
 logger = logging.getLogger("kpca")
 
@@ -171,6 +171,6 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
     logger.debug("nystrom start: %d landmarks, %d Nystrom directions", m, P.shape[1])
     if P.shape[1] < b:  # rank-deficient features (or a kernel that overflows): complete
         P = np.hstack([P, rng.standard_normal((n, b - P.shape[1]))])
-    elif cholesky_sweep(P) is not None and cholesky_sweep(P) is not None:
+    elif cholesky_qr(P) is not None:
         return P
     return qr(P, mode="economic")[0]
