@@ -9,12 +9,14 @@ each the median of ``--repeats`` runs:
 
 * **kernel GEMM**: float32 ``(t x (d+2)) @ ((d+2) x t)``, the product that gives the
   squared distances of a ``t x t`` tile (``t``: ``--tile``, cache-sized), GFLOP/s;
-* **product GEMM**: float32 ``(t x t) @ (t x b)`` with a cache-resident tile, GFLOP/s,
-  at each block width ``b`` of ``--widths`` (OpenBLAS's rate grows with ``b``; a pass
-  of ``b`` columns is costed at :func:`product_rate`);
+* **product**: float32 ``(t x t) @ (t x b)`` with a cache-resident tile, GFLOP/s, at
+  each block width ``b`` of ``--widths``, by BLAS and, where it is built and the CPU
+  has AVX-512, by kpca's compiled kernel (both products of a tile in one sweep; widths
+  that are multiples of 16); the faster of the two is used (OpenBLAS's rate grows with
+  ``b``; a pass of ``b`` columns is costed at :func:`product_rate`);
 * **exp**: float32 ``np.exp`` in place on a cache-resident tile, ns per value;
-* **read**: a stored float32 matrix far larger than the caches times a ``b``-column
-  block (the pass over a stored ``K``), GB/s;
+* **read**: a stored float32 matrix far larger than the caches times a vector (a
+  product bound by the read alone), GB/s;
 * **write**: overwriting memory touched before, GB/s; and **first touch**: writing
   fresh pages, GB/s (on this project's virtual machines the host backs memory lazily,
   which makes it ~10x slower than a rewrite).
@@ -59,6 +61,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kpca._parallel import blas_threads, run_blocks
+from kpca.operators._tiled import NATIVE, NATIVE_WIDTH, _tileprod
 
 
 def _median_time(fn: Callable[[], object], repeats: int) -> float:
@@ -108,7 +111,13 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
                     np.matmul(T[w], Vb[w], out=Wb[w])
 
             s = _on_threads(pgemm, threads, repeats)
-            out[f"product_gemm_gflops_{t}_b{bw}"] = threads * inner * 2 * t * t * bw / s / 1e9
+            blas = threads * inner * 2 * t * t * bw / s / 1e9
+            out[f"product_blas_gflops_{t}_b{bw}"] = blas
+            native = _native_rate(T, Vb, Wb, threads, repeats, inner) if (
+                NATIVE and bw % NATIVE_WIDTH == 0) else 0.0
+            out[f"product_native_gflops_{t}_b{bw}"] = native
+            # the bound takes the faster way to make the products
+            out[f"product_gemm_gflops_{t}_b{bw}"] = max(blas, native)
         out[f"product_gemm_gflops_{t}"] = out[f"product_gemm_gflops_{t}_b{b}"] if (
             b in widths) else out[f"product_gemm_gflops_{t}_b{widths[0]}"]
 
@@ -130,11 +139,11 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
     # memory: a float32 matrix of 512 MB (far beyond the caches), split by rows
     rows = max(threads, int(512 * 2**20 // (4 * 4096)))
     M = np.ones((rows, 4096), np.float32)  # touched once here: not timed
-    Vm = rng.standard_normal((4096, b)).astype(np.float32)
+    vm = rng.standard_normal(4096).astype(np.float32)
     parts = np.array_split(np.arange(rows), threads)
 
-    def read(w: int) -> None:
-        M[parts[w][0] : parts[w][-1] + 1] @ Vm
+    def read(w: int) -> None:  # a matrix-vector product: bound by the read alone
+        M[parts[w][0] : parts[w][-1] + 1] @ vm
 
     s = _on_threads(read, threads, repeats)
     out["read_gbs"] = M.nbytes / s / 1e9
@@ -157,6 +166,21 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
     s = _median_time(first_touch, max(3, repeats // 2))
     out["first_touch_gbs"] = size / s / 1e9
     return out
+
+
+def _native_rate(T: list, Vb: list, Wb: list, threads: int, repeats: int,
+                 inner: int) -> float:
+    """GFLOP/s of kpca's compiled tile product (both products of a cache-resident
+    square tile in one sweep: ``4 t^2 b`` flops), all workers together."""
+    t, bw = Vb[0].shape
+    Ws = [np.zeros((t, bw), np.float32) for _ in range(threads)]
+
+    def native(w: int) -> None:
+        for _ in range(max(1, inner // 2)):  # twice the flops of a GEMM per call
+            _tileprod.product(T[w], Vb[w], Vb[w], Wb[w], Ws[w], t, t, bw, True, None, None)
+
+    s = _on_threads(native, threads, repeats)
+    return threads * max(1, inner // 2) * 4 * t * t * bw / s / 1e9
 
 
 def lower_bound(n: int, d: int, widths: list[int], prim: dict,
@@ -271,15 +295,18 @@ def main(argv=None) -> int:
           f"b = {b}; medians of {a.repeats}):\n")
     ws = prim["widths"]
     print("| tile side | kernel GEMM (GFLOP/s) | "
-          + " | ".join(f"product GEMM, {w} columns (GFLOP/s)" for w in ws)
+          + " | ".join(f"product, {w} columns (GFLOP/s: BLAS / kpca's kernel)" for w in ws)
           + " | exp (ns/value) |")
     print("|---|---|" + "---|" * len(ws) + "---|")
     for t in a.tiles:
         print(f"| {t} | {prim[f'kernel_gemm_gflops_{t}']:.0f} | "
-              + " | ".join(f"{prim[f'product_gemm_gflops_{t}_b{w}']:.0f}" for w in ws)
+              + " | ".join(f"{prim[f'product_blas_gflops_{t}_b{w}']:.0f} / "
+                           + (f"{prim[f'product_native_gflops_{t}_b{w}']:.0f}"
+                              if prim[f'product_native_gflops_{t}_b{w}'] else "-")
+                           for w in ws)
               + f" | {prim[f'exp_ns_{t}']:.2f} |")
     print()
-    print(f"memory: read (times {b} columns) {prim['read_gbs']:.1f} GB/s, rewrite "
+    print(f"memory: read (a matrix-vector product) {prim['read_gbs']:.1f} GB/s, rewrite "
           f"{prim['write_gbs']:.1f} GB/s, fresh pages {prim['first_touch_gbs']:.2f} GB/s "
           "(the bound uses the rewrite speed)")
     print("\n| n | passes after construction (columns) | fused (s) | stored (s) | bound (s) "

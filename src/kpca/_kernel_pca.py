@@ -744,7 +744,7 @@ class KernelPCA(BaseKernelPCA):
         if getattr(kernel, "requires_vectors", True) and not self._is_precomputed():
             m = start_landmarks(X.shape[0], cheap_pass, kernel.rank_bound(X.shape[1]))
             return nystrom_start(kernel, X, b, center=self.center, random_state=rng,
-                                 n_landmarks=m)
+                                 n_landmarks=m, n_jobs=self.n_jobs)
         return krylov_start(X.shape[0], b, rng)
 
     def _center_operator(self, op: KernelOperator, plan: _Plan, rng

@@ -30,7 +30,18 @@ from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
 
+try:  # the optional compiled kernel (setup.py): absent where it could not be built
+    from . import _tileprod
+except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
+    _tileprod = None
+
 logger = logging.getLogger("kpca")
+
+#: whether stored float32 tiles use the compiled one-sweep product
+#: (:func:`native_tile_product`): built, and this CPU has AVX-512
+NATIVE = _tileprod is not None and bool(_tileprod.supported())
+#: the compiled kernel works on blocks of a multiple of this many columns
+NATIVE_WIDTH = 16
 
 #: ``transform`` evaluates kernel rows in pieces of this many rows and FUSED_COLS
 #: columns (float32: 512 KB); the operator's pieces follow :func:`fused_piece`
@@ -73,6 +84,45 @@ def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: i
     if memory_limit is not None:
         side = min(side, int(np.sqrt(memory_limit / (4 * 2 * workers * itemsize))))
     return max(16, min(n, side))
+
+
+def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
+                        r0: int, c0: int, lead: int = 0) -> None:
+    """``W[I, lead:] += T V[J]`` and, below the diagonal, ``W[J, lead:] += T^T V[I]``
+    for a stored float32 tile ``T = K[I, J]`` (rows from ``r0``, columns from ``c0``),
+    by the compiled kernel (:data:`NATIVE`), which reads each value once for both
+    products; with ``lead = 1``, ``W[:, 0]`` gets the tile's row and column sums too.
+
+    Each tile's products are summed in float32 (as a BLAS ``sgemm`` would) and added
+    to ``W`` (float64). Measured at 20,000 rows, 16 columns, on this project's 2-core
+    machine: a pass over the stored K in 0.065-0.07 s, against 0.15 s for NumPy's two
+    products per slice (:meth:`TiledKernelOperator._tile_product`).
+
+    Parameters
+    ----------
+    T : ndarray of shape (m, c), float32, C-contiguous
+    diagonal : bool
+        ``T`` is a diagonal tile (square and symmetric: one product).
+    V : ndarray of shape (n, b), float32, C-contiguous, ``b`` a multiple of 16
+    W : ndarray of shape (n, lead + b), float64
+        Accumulated in place.
+    """
+    m, c = T.shape
+    b = V.shape[1]
+    WI = np.zeros((m, b), dtype=np.float32)
+    # (not written on a diagonal tile, but it must be of the right size)
+    WJ = WI if diagonal and m == c else np.zeros((c, b), dtype=np.float32)
+    rs = np.zeros(m, dtype=np.float32) if lead else None
+    cs = np.zeros(c, dtype=np.float32) if lead and not diagonal else None
+    _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, m, c, b, not diagonal,
+                      rs, cs)
+    W[r0 : r0 + m, lead:] += WI
+    if lead:
+        W[r0 : r0 + m, 0] += rs
+    if not diagonal:
+        W[c0 : c0 + c, lead:] += WJ
+        if lead:
+            W[c0 : c0 + c, 0] += cs
 
 
 class TiledKernelOperator(KernelOperator):
@@ -167,7 +217,7 @@ class TiledKernelOperator(KernelOperator):
         self._store: dict[int, np.ndarray] = {}
         self.n_passes = 0
         first = np.ones((n, 1)) if probe is None else np.hstack([np.ones((n, 1)), probe])
-        out = self._pass(first, build=True)
+        out = self._pass(first, build=True, ones_first=True)
         self._row_sums = out[:, 0].copy()
         self._probe = probe
         self._probe_product = None if probe is None else out[:, 1:]
@@ -232,10 +282,19 @@ class TiledKernelOperator(KernelOperator):
         return T
 
     # ------------------------------------------------------------------ products
-    def _pass(self, V: np.ndarray, build: bool = False) -> np.ndarray:
+    def _pass(self, V: np.ndarray, build: bool = False, ones_first: bool = False) -> np.ndarray:
+        """``K V`` (centred when the operator is), float64. ``build``: the construction
+        pass, which stores the kept tiles; ``ones_first``: ``V``'s first column is all
+        ones (the row sums), which the compiled kernel adds as sums."""
         n = self.n
         V = np.ascontiguousarray(V, dtype=self.dtype)
         b = V.shape[1]
+        lead = int(ones_first)
+        # the compiled one-sweep product for stored float32 tiles, on the columns
+        # after the ones (a multiple of 16 of them)
+        native = (NATIVE and self.dtype == np.float32
+                  and (b - lead) % NATIVE_WIDTH == 0)
+        Vn = np.ascontiguousarray(V[:, lead:]) if native else None
         start = time.perf_counter()
         # greedy split of the tiles between workers, largest work first
         order = list(range(len(self.tiles)))
@@ -262,7 +321,11 @@ class TiledKernelOperator(KernelOperator):
                 T = self._store.get(t)
                 if T is None:  # kept, built in this pass
                     T = self._store[t] = self._compute_tile(t)
-                self._tile_product(T, i == j, V, W, self.bounds[i], self.bounds[j])
+                if native:
+                    native_tile_product(T, i == j, Vn, W, self.bounds[i], self.bounds[j],
+                                        lead)
+                else:
+                    self._tile_product(T, i == j, V, W, self.bounds[i], self.bounds[j])
             return W
 
         parts = self._parallel(work, [g for g in groups if g])

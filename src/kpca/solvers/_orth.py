@@ -6,8 +6,8 @@ BLAS-3 products, against Householder QR's panel updates, and it works in place,
 where a new n x b array costs fresh pages (as much as the arithmetic on the virtual
 machines this project is measured on). It loses orthogonality like ``cond(W)^2 eps``,
 so :func:`cholesky_qr` sweeps twice, and callers fall back to Householder QR when a
-block is ill-conditioned (Fukaya et al., "CholeskyQR2", 2014). Measured at n = 100,000, b = 24 on one thread:
-two sweeps ~12 ms, Householder QR with column pivoting 52 ms.
+block is ill-conditioned (Fukaya et al., "CholeskyQR2", 2014). Measured at
+n = 100,000, b = 24 on one thread: two sweeps ~12 ms, Householder QR with column pivoting 52 ms.
 """
 
 from __future__ import annotations

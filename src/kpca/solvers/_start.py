@@ -18,8 +18,9 @@ import scipy.sparse as sp
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
-from .._parallel import blas_threads
+from .._parallel import blas_threads, run_blocks
 from ..kernels import Kernel
+from ..operators import n_threads
 from ._orth import cholesky_qr
 
 logger = logging.getLogger("kpca")
@@ -34,6 +35,8 @@ STORED_START_LANDMARKS = 256
 STORED_START_ROWS = 8000
 #: rows of landmark kernel values evaluated at a time (float64, 4 MB at 128 landmarks)
 CHUNK_ROWS = 4096
+#: the landmark rows are split over threads only in chunks of at least this many rows
+MIN_CHUNK_ROWS = 1024
 #: below n m^2 = this, the start runs on one BLAS thread
 SMALL_START_FLOPS = 2**31
 
@@ -79,6 +82,7 @@ def nystrom_start(
     center: bool = True,
     n_landmarks: int = START_LANDMARKS,
     random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> np.ndarray:
     """Orthonormal start block near the top eigenvectors of the (centred) kernel matrix.
 
@@ -97,6 +101,8 @@ def nystrom_start(
         Whether the solver will see the centred kernel matrix.
     n_landmarks : int, default=128
     random_state : int, RandomState instance or None
+    n_jobs : int or None, default=None
+        Worker threads for the landmark rows and their products (None: all cores).
 
     Returns
     -------
@@ -108,27 +114,33 @@ def nystrom_start(
     # thread, 52-238 ms on two on a shared machine); the O(n m^2) sums of many
     # landmarks use them all
     with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else None):
-        return _nystrom_start(kernel, X, b, center, m, random_state)
+        return _nystrom_start(kernel, X, b, center, m, random_state, n_threads(n_jobs))
 
 
-def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray):
-    """``k(X[a:a+CHUNK_ROWS], Z)`` in float64 for each chunk start ``a`` (O(chunk m)
-    memory: the n x m matrix is never held)."""
-    prep = None if sp.issparse(X) else kernel.prepare(Z, np.dtype(np.float64))
-    for a in range(0, X.shape[0], CHUNK_ROWS):
-        Xa = X[a : a + CHUNK_ROWS]
-        C = kernel.block(Xa, Z.astype(X.dtype)) if prep is None else kernel.block_prepared(
-            Xa, prep)
-        yield np.asarray(C, dtype=np.float64)
+def _chunks(n: int, workers: int) -> list[int]:
+    """Starts of the row chunks of the landmark rows: at most :data:`CHUNK_ROWS` rows
+    each, and a multiple of ``workers`` chunks of equal size (balanced threads)."""
+    count = max(1, -(-n // CHUNK_ROWS))
+    count = workers * -(-count // workers) if n >= workers * MIN_CHUNK_ROWS else count
+    step = -(-n // count)
+    return list(range(0, n, step))
+
+
+def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray, prep: Any) -> np.ndarray:
+    """``k(X, Z)`` in float64 (``prep``: ``Z`` prepared, or None for sparse ``X``)."""
+    C = kernel.block(X, Z.astype(X.dtype)) if prep is None else kernel.block_prepared(X, prep)
+    return np.asarray(C, dtype=np.float64)
 
 
 def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
-                   random_state: Any) -> np.ndarray:
+                   random_state: Any, workers: int = 1) -> np.ndarray:
     rng = check_random_state(random_state)
     n = X.shape[0]
     Z = X[np.sort(rng.choice(n, size=m, replace=False))]
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
     P = np.empty((n, 0))
+    starts = _chunks(n, workers)
+    bounds = list(zip(starts, starts[1:] + [n], strict=True))
     with np.errstate(all="ignore"):
         Kmm = np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64)
         if np.all(np.isfinite(Kmm)):
@@ -138,31 +150,39 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             # "Nyström"): their covariance F^T H F = S^T (C^T H C) S from sums over row
             # chunks of C, with S = V / sqrt(s)
             S = V[:, keep] / np.sqrt(s[keep])
-            # sums of C - c0, c0 the first chunk's mean row: around a provisional centre,
-            # so that the centred sum does not cancel (a linear kernel of data far from
-            # the origin: C^T C - n c c^T lost the covariance's small eigenvalues)
-            CtC, dsum, c0 = np.zeros((m, m)), np.zeros(m), None
-            for C in _landmark_rows(kernel, X, Z):
-                c0 = C.mean(axis=0) if c0 is None else c0
-                D = C - c0
-                CtC += D.T @ D  # (OpenBLAS's syrk, half the flops, measured 2x slower)
-                dsum += D.sum(axis=0)
-            csum = dsum + n * c0
-            if center:
-                CtC -= np.outer(dsum, dsum) / n
-            else:  # C^T C from the sums around c0
-                CtC += np.outer(c0, dsum) + np.outer(dsum, c0) + n * np.outer(c0, c0)
+            prep = None if sp.issparse(X) else kernel.prepare(Z, np.dtype(np.float64))
+
+            def scatter(bound: tuple[int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+                # each chunk around its own mean row, so that the centred sum does not
+                # cancel (a linear kernel of data far from the origin: C^T C - n c c^T
+                # lost the covariance's small eigenvalues); chunks run on the workers
+                C = _landmark_rows(kernel, X[bound[0] : bound[1]], Z, prep)
+                mu = C.mean(axis=0)
+                C -= mu
+                return len(C), mu, C.T @ C  # (OpenBLAS's syrk, half the flops, 2x slower)
+
+            parts = run_blocks(scatter, bounds, workers)
+            csum = sum(k * mu for k, mu, _ in parts)
+            mean = csum / n
+            # the chunks' scatters and their means' spread about the mean (Chan et al.)
+            CtC = sum(M for _, _, M in parts) + sum(
+                k * np.outer(mu - mean, mu - mean) for k, mu, _ in parts)
+            if not center:  # C^T C
+                CtC += n * np.outer(mean, mean)
             G = S.T @ CtC @ S
             if keep.any() and np.all(np.isfinite(G)):
                 w, U = eigh(0.5 * (G + G.T))
                 top = np.argsort(-w, kind="stable")[:b]
                 top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
                 A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
-                shift = (csum / n) @ A if center else np.zeros(A.shape[1])
+                shift = mean @ A if center else np.zeros(A.shape[1])
                 P = np.empty((n, A.shape[1]))
-                for a, C in zip(range(0, n, CHUNK_ROWS), _landmark_rows(kernel, X, Z),
-                                strict=True):
-                    np.subtract(C @ A, shift, out=P[a : a + len(C)])
+
+                def project(bound: tuple[int, int]) -> None:
+                    C = _landmark_rows(kernel, X[bound[0] : bound[1]], Z, prep)
+                    np.subtract(C @ A, shift, out=P[bound[0] : bound[1]])
+
+                run_blocks(project, bounds, workers)
                 if not np.all(np.isfinite(P)):
                     P = np.empty((n, 0))
                 # P^T P = U^T G U = diag(w): orthogonal columns of norms sqrt(w), to

@@ -1,0 +1,163 @@
+"""The compiled one-sweep product of stored float32 tiles (``_tileprod.c``) against
+NumPy's float64 products, and the operator's passes with and without it."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kpca.operators._tiled as tiled
+from kpca.kernels import RBF, Polynomial
+from kpca.operators import TiledKernelOperator, center
+
+needs_native = pytest.mark.skipif(not tiled.NATIVE,
+                                  reason="the compiled kernel is not built or no AVX-512")
+
+
+def test_the_kernel_is_built_where_it_can_be():
+    """On x86-64 Linux with a C compiler the optional extension must have been built
+    (a silent build failure would leave every fit on the slower NumPy products)."""
+    if not (sys.platform == "linux" and platform.machine() == "x86_64"
+            and shutil.which("cc")):
+        pytest.skip("no x86-64 Linux C compiler here: the extension is optional")
+    assert tiled._tileprod is not None
+
+
+def _reference(T, VJ, VI, both):
+    T, VJ, VI = (np.asarray(a, dtype=np.float64) for a in (T, VJ, VI))
+    return T @ VJ, (T.T @ VI if both else None), T.sum(axis=1), T.sum(axis=0)
+
+
+@needs_native
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(0, 37), c=st.integers(0, 41), q=st.integers(0, 3),
+       both=st.booleans(), sums=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_product_matches_float64_reference(m, c, q, both, sums, seed):
+    """Every row count (the 8-row blocks and the rest), widths 0-48, with and without
+    the transposed product and the sums; accumulated onto what the outputs held."""
+    rng = np.random.default_rng(seed)
+    b = 16 * q
+    T = rng.standard_normal((m, c)).astype(np.float32)
+    VJ = rng.standard_normal((c, b)).astype(np.float32)
+    VI = rng.standard_normal((m, b)).astype(np.float32)
+    WI0 = rng.standard_normal((m, b)).astype(np.float32)
+    WJ0 = rng.standard_normal((c, b)).astype(np.float32)
+    rs0 = rng.standard_normal(m).astype(np.float32)
+    cs0 = rng.standard_normal(c).astype(np.float32)
+    WI, WJ, rs, cs = WI0.copy(), WJ0.copy(), rs0.copy(), cs0.copy()
+    tiled._tileprod.product(T, VJ, VI, WI, WJ, m, c, b, both, rs if sums else None,
+                            cs if sums else None)
+    PI, PJ, RS, CS = _reference(T, VJ, VI, both)
+    tol = 1e-5 * (1 + np.sqrt(max(m, c, 1)))
+    np.testing.assert_allclose(WI, WI0 + PI, atol=tol, rtol=1e-5)
+    np.testing.assert_allclose(WJ, WJ0 + PJ if both else WJ0, atol=tol, rtol=1e-5)
+    np.testing.assert_allclose(rs, rs0 + RS if sums else rs0, atol=tol, rtol=1e-5)
+    np.testing.assert_allclose(cs, cs0 + CS if sums and both else cs0, atol=tol, rtol=1e-5)
+    # the inputs are not written
+    assert T.flags.writeable and VJ.flags.writeable
+
+
+@needs_native
+def test_product_rejects_wrong_buffers():
+    T = np.zeros((4, 5), np.float32)
+    V5, V4 = np.zeros((5, 16), np.float32), np.zeros((4, 16), np.float32)
+    prod = tiled._tileprod.product
+    with pytest.raises(ValueError, match="multiple of 16"):
+        prod(T, V5[:, :8].copy(), V4[:, :8].copy(), V4[:, :8].copy(), V5[:, :8].copy(),
+             4, 5, 8, True, None, None)
+    with pytest.raises(TypeError, match="float32"):
+        prod(T.astype(np.float64), V5, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
+    with pytest.raises(ValueError, match="VJ holds 64 values, expected 80"):
+        prod(T, V4, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        prod(np.zeros((4, 10), np.float32)[:, ::2], V5, V4, V4.copy(), V5.copy(), 4, 5, 16,
+             True, None, None)
+    ro = V4.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):  # outputs must be writable
+        prod(T, V5, V4, ro, V5.copy(), 4, 5, 16, True, None, None)
+
+
+def _operator_pass(monkeypatch, native, kernel, X, V, probe=None):
+    monkeypatch.setattr(tiled, "NATIVE", native)
+    op = TiledKernelOperator(kernel, X, dtype=np.float32, tile=23, n_jobs=2, probe=probe)
+    op, _ = center(op, inplace=True)
+    return op, op.matmat(V)
+
+
+@needs_native
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.2), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
+                         ids=["rbf-centred-in-products", "poly-centred-tiles"])
+@pytest.mark.parametrize("b", [16, 32, 24])  # 24: not a multiple of 16, NumPy's products
+def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, b):
+    """Stored float32 tiles of 23 rows (8-row blocks and rests, diagonal tiles cut by
+    nothing): the centred product, the row sums and the construction's probe product
+    are those of a float64 dense reference, with the kernel as without it."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 4))
+    V = rng.standard_normal((100, b))
+    probe = rng.standard_normal((100, 16))
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    H = np.eye(100) - 1.0 / 100
+    ref = H @ K @ H @ V
+    results = {}
+    for native in (True, False):
+        op, KV = _operator_pass(monkeypatch, native, kernel, X, V, probe)
+        np.testing.assert_allclose(KV, ref, atol=2e-5 * np.abs(ref).max())
+        P, KP = op.initial_block()
+        np.testing.assert_allclose(KP, H @ K @ H @ P, atol=2e-5 * np.abs(ref).max())
+        results[native] = KV
+    np.testing.assert_allclose(results[True], results[False], atol=1e-5 * np.abs(ref).max())
+
+
+@needs_native
+def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
+    """The compiled kernel serves float32 tiles with blocks of a multiple of 16 columns
+    (after the construction's column of ones); float64 tiles and other widths keep
+    NumPy's products."""
+    calls = []
+    real = tiled._tileprod.product
+
+    class Spy:
+        @staticmethod
+        def product(*args):
+            calls.append(args[7])  # the block's width
+            return real(*args)
+
+        supported = staticmethod(tiled._tileprod.supported)
+
+    monkeypatch.setattr(tiled, "_tileprod", Spy)
+    X = np.random.default_rng(1).standard_normal((60, 3))
+    op = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float32, tile=20,
+                             probe=np.ones((60, 16)))
+    assert calls and set(calls) == {16}  # construction: 1 + 16 columns
+    calls.clear()
+    op.matmat(np.ones((60, 24)))
+    assert calls == []
+    op.matmat(np.ones((60, 32)))
+    assert calls and set(calls) == {32}
+    calls.clear()
+    TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float64, tile=20).matmat(np.ones((60, 16)))
+    assert calls == []
+
+
+def test_numpy_products_without_the_kernel(monkeypatch):
+    """Where the extension is absent (NATIVE false) a float32 pass is NumPy's, and
+    still that of the dense reference."""
+    monkeypatch.setattr(tiled, "NATIVE", False)
+    monkeypatch.setattr(tiled, "_tileprod", None)
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((70, 3))
+    V = rng.standard_normal((70, 16))
+    op, _ = center(TiledKernelOperator(RBF(gamma=0.3), X, dtype=np.float32, tile=16),
+                   inplace=True)
+    K = np.asarray(RBF(gamma=0.3).block(X), dtype=np.float64)
+    H = np.eye(70) - 1.0 / 70
+    ref = H @ K @ H @ V
+    np.testing.assert_allclose(op.matmat(V), ref, atol=2e-5 * np.abs(ref).max())
