@@ -10,6 +10,7 @@ setup(
         Extension(
             "kpca.operators._tileprod",
             ["src/kpca/operators/_tileprod.c"],
+            depends=["src/kpca/operators/_tileprod_kernel.h"],
             optional=True,
         )
     ]

@@ -114,7 +114,7 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
             blas = threads * inner * 2 * t * t * bw / s / 1e9
             out[f"product_blas_gflops_{t}_b{bw}"] = blas
             native = _native_rate(T, Vb, Wb, threads, repeats, inner) if (
-                NATIVE and bw % NATIVE_WIDTH == 0) else 0.0
+                NATIVE and bw % NATIVE_WIDTH[np.dtype(np.float32)] == 0) else 0.0
             out[f"product_native_gflops_{t}_b{bw}"] = native
             # the bound takes the faster way to make the products
             out[f"product_gemm_gflops_{t}_b{bw}"] = max(blas, native)

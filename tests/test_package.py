@@ -79,7 +79,8 @@ def test_the_sdist_holds_what_a_build_needs(built):
     _, sdist = built
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     for needed in ("pyproject.toml", "setup.py", "README.md", "src/kpca/__init__.py",
-                   "src/kpca/py.typed", "src/kpca/operators/_tileprod.c", "examples/report.py"):
+                   "src/kpca/py.typed", "src/kpca/operators/_tileprod.c",
+                   "src/kpca/operators/_tileprod_kernel.h", "examples/report.py"):
         assert needed in names, needed
 
 

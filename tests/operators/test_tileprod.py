@@ -1,5 +1,5 @@
-"""The compiled one-sweep product of stored float32 tiles (``_tileprod.c``) against
-NumPy's float64 products, and the operator's passes with and without it."""
+"""The compiled one-sweep product of stored tiles (``_tileprod.c``) against NumPy's
+float64 products, and the operator's passes with and without it."""
 
 from __future__ import annotations
 
@@ -35,30 +35,33 @@ def _reference(T, VJ, VI, both):
 
 
 @needs_native
-@settings(max_examples=60, deadline=None)
-@given(m=st.integers(0, 37), c=st.integers(0, 41), q=st.integers(0, 3),
-       both=st.booleans(), sums=st.booleans(), seed=st.integers(0, 2**32 - 1))
-def test_product_matches_float64_reference(m, c, q, both, sums, seed):
-    """Every row count (the 8-row blocks and the rest), widths 0-48, with and without
-    the transposed product and the sums; accumulated onto what the outputs held."""
+@settings(max_examples=80, deadline=None)
+@given(dtype=st.sampled_from([np.float32, np.float64]), m=st.integers(0, 37),
+       c=st.integers(0, 41), q=st.integers(0, 3), both=st.booleans(), sums=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
+    """Every row count (the 8-row blocks and the rest), widths of 0-3 registers, with
+    and without the transposed product and the sums, float32 and float64;
+    accumulated onto what the outputs held."""
     rng = np.random.default_rng(seed)
-    b = 16 * q
-    T = rng.standard_normal((m, c)).astype(np.float32)
-    VJ = rng.standard_normal((c, b)).astype(np.float32)
-    VI = rng.standard_normal((m, b)).astype(np.float32)
-    WI0 = rng.standard_normal((m, b)).astype(np.float32)
-    WJ0 = rng.standard_normal((c, b)).astype(np.float32)
-    rs0 = rng.standard_normal(m).astype(np.float32)
-    cs0 = rng.standard_normal(c).astype(np.float32)
+    b = tiled.NATIVE_WIDTH[np.dtype(dtype)] * q
+
+    def draw(*shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    T, VJ, VI, WI0, WJ0, rs0, cs0 = draw(m, c), draw(c, b), draw(m, b), draw(m, b), draw(
+        c, b), draw(m), draw(c)
     WI, WJ, rs, cs = WI0.copy(), WJ0.copy(), rs0.copy(), cs0.copy()
     tiled._tileprod.product(T, VJ, VI, WI, WJ, m, c, b, both, rs if sums else None,
                             cs if sums else None)
+    assert WI.dtype == dtype
     PI, PJ, RS, CS = _reference(T, VJ, VI, both)
-    tol = 1e-5 * (1 + np.sqrt(max(m, c, 1)))
-    np.testing.assert_allclose(WI, WI0 + PI, atol=tol, rtol=1e-5)
-    np.testing.assert_allclose(WJ, WJ0 + PJ if both else WJ0, atol=tol, rtol=1e-5)
-    np.testing.assert_allclose(rs, rs0 + RS if sums else rs0, atol=tol, rtol=1e-5)
-    np.testing.assert_allclose(cs, cs0 + CS if sums and both else cs0, atol=tol, rtol=1e-5)
+    eps = 1e-5 if dtype == np.float32 else 1e-13
+    tol = eps * (1 + np.sqrt(max(m, c, 1)))
+    np.testing.assert_allclose(WI, WI0 + PI, atol=tol, rtol=eps)
+    np.testing.assert_allclose(WJ, WJ0 + PJ if both else WJ0, atol=tol, rtol=eps)
+    np.testing.assert_allclose(rs, rs0 + RS if sums else rs0, atol=tol, rtol=eps)
+    np.testing.assert_allclose(cs, cs0 + CS if sums and both else cs0, atol=tol, rtol=eps)
     # the inputs are not written
     assert T.flags.writeable and VJ.flags.writeable
 
@@ -68,11 +71,15 @@ def test_product_rejects_wrong_buffers():
     T = np.zeros((4, 5), np.float32)
     V5, V4 = np.zeros((5, 16), np.float32), np.zeros((4, 16), np.float32)
     prod = tiled._tileprod.product
-    with pytest.raises(ValueError, match="multiple of 16"):
+    with pytest.raises(ValueError, match="multiple of 16 for float32"):
         prod(T, V5[:, :8].copy(), V4[:, :8].copy(), V4[:, :8].copy(), V5[:, :8].copy(),
              4, 5, 8, True, None, None)
-    with pytest.raises(TypeError, match="float32"):
-        prod(T.astype(np.float64), V5, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
+    with pytest.raises(ValueError, match="multiple of 8 for float64"):
+        prod(T.astype(np.float64), V5, V4, V4, V5, 4, 5, 4, True, None, None)
+    with pytest.raises(TypeError, match="VJ must be a float32 array"):  # mixed types
+        prod(T, V5.astype(np.float64), V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
+    with pytest.raises(TypeError, match="T must be a float32 or float64 array"):
+        prod(T.astype(np.float16), V5, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
     with pytest.raises(ValueError, match="VJ holds 64 values, expected 80"):
         prod(T, V4, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
     with pytest.raises(ValueError, match="not C-contiguous"):
@@ -84,9 +91,9 @@ def test_product_rejects_wrong_buffers():
         prod(T, V5, V4, ro, V5.copy(), 4, 5, 16, True, None, None)
 
 
-def _operator_pass(monkeypatch, native, kernel, X, V, probe=None):
+def _operator_pass(monkeypatch, native, kernel, X, V, probe=None, dtype=np.float32):
     monkeypatch.setattr(tiled, "NATIVE", native)
-    op = TiledKernelOperator(kernel, X, dtype=np.float32, tile=23, n_jobs=2, probe=probe)
+    op = TiledKernelOperator(kernel, X, dtype=dtype, tile=23, n_jobs=2, probe=probe)
     op, _ = center(op, inplace=True)
     return op, op.matmat(V)
 
@@ -94,11 +101,14 @@ def _operator_pass(monkeypatch, native, kernel, X, V, probe=None):
 @needs_native
 @pytest.mark.parametrize("kernel", [RBF(gamma=0.2), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
                          ids=["rbf-centred-in-products", "poly-centred-tiles"])
-@pytest.mark.parametrize("b", [16, 32, 24])  # 24: not a multiple of 16, NumPy's products
-def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, b):
-    """Stored float32 tiles of 23 rows (8-row blocks and rests, diagonal tiles cut by
-    nothing): the centred product, the row sums and the construction's probe product
-    are those of a float64 dense reference, with the kernel as without it."""
+@pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float32, 32),
+                                         (np.float32, 24), (np.float64, 8),
+                                         (np.float64, 24), (np.float64, 12)])
+def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, dtype, b):
+    """Stored tiles of 23 rows (8-row blocks and rests): the centred product, the row
+    sums and the construction's probe product are those of a float64 dense reference,
+    with the kernel as without it (float32 24 and float64 12 columns: not a multiple
+    of a register, NumPy's products)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((100, 4))
     V = rng.standard_normal((100, b))
@@ -107,20 +117,21 @@ def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, 
     H = np.eye(100) - 1.0 / 100
     ref = H @ K @ H @ V
     results = {}
+    tol = (2e-5 if dtype == np.float32 else 1e-12) * np.abs(ref).max()
     for native in (True, False):
-        op, KV = _operator_pass(monkeypatch, native, kernel, X, V, probe)
-        np.testing.assert_allclose(KV, ref, atol=2e-5 * np.abs(ref).max())
+        op, KV = _operator_pass(monkeypatch, native, kernel, X, V, probe, dtype)
+        np.testing.assert_allclose(KV, ref, atol=tol)
         P, KP = op.initial_block()
-        np.testing.assert_allclose(KP, H @ K @ H @ P, atol=2e-5 * np.abs(ref).max())
+        np.testing.assert_allclose(KP, H @ K @ H @ P, atol=tol)
         results[native] = KV
-    np.testing.assert_allclose(results[True], results[False], atol=1e-5 * np.abs(ref).max())
+    np.testing.assert_allclose(results[True], results[False], atol=tol)
 
 
 @needs_native
 def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
     """The compiled kernel serves float32 tiles with blocks of a multiple of 16 columns
-    (after the construction's column of ones); float64 tiles and other widths keep
-    NumPy's products."""
+    and float64 tiles with a multiple of 8 (after the construction's column of ones);
+    other widths keep NumPy's products."""
     calls = []
     real = tiled._tileprod.product
 
@@ -143,8 +154,13 @@ def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
     op.matmat(np.ones((60, 32)))
     assert calls and set(calls) == {32}
     calls.clear()
-    TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float64, tile=20).matmat(np.ones((60, 16)))
+    op64 = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float64, tile=20)
+    assert calls and set(calls) == {0}  # construction: the row sums alone
+    calls.clear()
+    op64.matmat(np.ones((60, 12)))
     assert calls == []
+    op64.matmat(np.ones((60, 16)))
+    assert calls and set(calls) == {16}
 
 
 def test_numpy_products_without_the_kernel(monkeypatch):

@@ -90,16 +90,19 @@ def test_estimator_with_warm_start_matches_dense(center_):
                                np.abs(dense.transform(X[:50])), atol=1e-6)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize("center_", [True, False])
-def test_chunked_sums_give_the_direct_nystrom_directions(center_):
+def test_chunked_sums_give_the_direct_nystrom_directions(center_, n_jobs):
     """Past one chunk of rows (4,096), the start equals the top principal directions
-    of the Nyström features F = k(X, Z) K_mm^(-1/2) computed in one piece."""
+    of the Nyström features F = k(X, Z) K_mm^(-1/2) computed in one piece, whether
+    the chunks run on one thread or on several (their sums merged by their means)."""
     from sklearn.utils import check_random_state
 
     rng = np.random.default_rng(6)
     X = rng.standard_normal((9000, 4))
     kernel, m, b = RBF(gamma=0.4), 60, 8
-    Q = nystrom_start(kernel, X, b, center=center_, n_landmarks=m, random_state=7)
+    Q = nystrom_start(kernel, X, b, center=center_, n_landmarks=m, random_state=7,
+                      n_jobs=n_jobs)
     Z = X[np.sort(check_random_state(7).choice(9000, size=m, replace=False))]
     s, V = eigh(kernel.block(Z))
     keep = s > 1e-10 * s.max()
@@ -123,12 +126,26 @@ def test_start_landmarks_follow_the_cost_of_a_pass():
     assert start_landmarks(10**7, cheap_pass=False) == 512
 
 
-def test_start_is_accurate_for_data_far_from_the_origin():
-    """Sums over chunks taken around a provisional centre: the linear kernel of data
-    offset by 1e4 (its C^T C dwarfs the centred covariance) still gives the principal
-    subspace of the centred data."""
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_start_is_accurate_for_data_far_from_the_origin(n_jobs):
+    """Sums over chunks, each around its own mean: the linear kernel of data offset by
+    1e4 (its C^T C dwarfs the centred covariance) still gives the principal subspace
+    of the centred data."""
     rng = np.random.default_rng(8)
     X = rng.standard_normal((9000, 10)) * np.linspace(1, 3, 10) + 1e4
-    Q = nystrom_start(Linear(), X, 5, random_state=0)
+    Q = nystrom_start(Linear(), X, 5, random_state=0, n_jobs=n_jobs)
     U = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[0][:, :5]
     assert np.max(subspace_angles(U, Q)) < 1e-6
+
+
+def test_landmark_chunks_are_balanced_between_threads():
+    from kpca.solvers._start import CHUNK_ROWS, MIN_CHUNK_ROWS, _chunks
+
+    for n, workers in [(20_000, 2), (9_000, 2), (100_000, 3), (5_000, 4)]:
+        starts = _chunks(n, workers)
+        sizes = np.diff(starts + [n])
+        assert starts[0] == 0 and sizes.max() <= CHUNK_ROWS
+        assert len(starts) % workers == 0 and sizes.max() - sizes.min() < len(starts)
+    assert _chunks(1_000, 2) == [0]  # too few rows to split
+    assert _chunks(2 * MIN_CHUNK_ROWS - 1, 2) == [0]
+    assert _chunks(10_000, 1) == [0, 3334, 6668]

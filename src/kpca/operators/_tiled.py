@@ -37,11 +37,12 @@ except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
 
 logger = logging.getLogger("kpca")
 
-#: whether stored float32 tiles use the compiled one-sweep product
-#: (:func:`native_tile_product`): built, and this CPU has AVX-512
+#: whether stored tiles use the compiled one-sweep product (:func:`native_tile_product`):
+#: built, and this CPU has AVX-512
 NATIVE = _tileprod is not None and bool(_tileprod.supported())
-#: the compiled kernel works on blocks of a multiple of this many columns
-NATIVE_WIDTH = 16
+#: the compiled kernel works on blocks of a multiple of this many columns (the values
+#: of one AVX-512 register), by tile dtype
+NATIVE_WIDTH = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}
 
 #: ``transform`` evaluates kernel rows in pieces of this many rows and FUSED_COLS
 #: columns (float32: 512 KB); the operator's pieces follow :func:`fused_piece`
@@ -89,31 +90,33 @@ def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: i
 def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
                         r0: int, c0: int, lead: int = 0) -> None:
     """``W[I, lead:] += T V[J]`` and, below the diagonal, ``W[J, lead:] += T^T V[I]``
-    for a stored float32 tile ``T = K[I, J]`` (rows from ``r0``, columns from ``c0``),
-    by the compiled kernel (:data:`NATIVE`), which reads each value once for both
-    products; with ``lead = 1``, ``W[:, 0]`` gets the tile's row and column sums too.
+    for a stored tile ``T = K[I, J]`` (rows from ``r0``, columns from ``c0``), by the
+    compiled kernel (:data:`NATIVE`), which reads each value once for both products;
+    with ``lead = 1``, ``W[:, 0]`` gets the tile's row and column sums too.
 
-    Each tile's products are summed in float32 (as a BLAS ``sgemm`` would) and added
-    to ``W`` (float64). Measured at 20,000 rows, 16 columns, on this project's 2-core
-    machine: a pass over the stored K in 0.065-0.07 s, against 0.15 s for NumPy's two
-    products per slice (:meth:`TiledKernelOperator._tile_product`).
+    Each tile's products are summed in the tile's dtype (as a BLAS ``gemm`` would)
+    and added to ``W`` (float64). Measured on this project's 2-core machine, 16
+    columns: a pass over the stored float32 K of 20,000 rows in 0.065-0.07 s, against
+    0.15 s for NumPy's two products per slice
+    (:meth:`TiledKernelOperator._tile_product`).
 
     Parameters
     ----------
-    T : ndarray of shape (m, c), float32, C-contiguous
+    T : ndarray of shape (m, c), float32 or float64, C-contiguous
     diagonal : bool
         ``T`` is a diagonal tile (square and symmetric: one product).
-    V : ndarray of shape (n, b), float32, C-contiguous, ``b`` a multiple of 16
+    V : ndarray of shape (n, b), ``T``'s dtype, C-contiguous
+        ``b`` a multiple of :data:`NATIVE_WIDTH` for that dtype.
     W : ndarray of shape (n, lead + b), float64
         Accumulated in place.
     """
     m, c = T.shape
     b = V.shape[1]
-    WI = np.zeros((m, b), dtype=np.float32)
+    WI = np.zeros((m, b), dtype=T.dtype)
     # (not written on a diagonal tile, but it must be of the right size)
-    WJ = WI if diagonal and m == c else np.zeros((c, b), dtype=np.float32)
-    rs = np.zeros(m, dtype=np.float32) if lead else None
-    cs = np.zeros(c, dtype=np.float32) if lead and not diagonal else None
+    WJ = WI if diagonal and m == c else np.zeros((c, b), dtype=T.dtype)
+    rs = np.zeros(m, dtype=T.dtype) if lead else None
+    cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
     _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, m, c, b, not diagonal,
                       rs, cs)
     W[r0 : r0 + m, lead:] += WI
@@ -290,10 +293,10 @@ class TiledKernelOperator(KernelOperator):
         V = np.ascontiguousarray(V, dtype=self.dtype)
         b = V.shape[1]
         lead = int(ones_first)
-        # the compiled one-sweep product for stored float32 tiles, on the columns
-        # after the ones (a multiple of 16 of them)
-        native = (NATIVE and self.dtype == np.float32
-                  and (b - lead) % NATIVE_WIDTH == 0)
+        # the compiled one-sweep product for stored tiles, on the columns after the
+        # ones (a multiple of 16 of them for float32, of 8 for float64)
+        native = (NATIVE and self.dtype in NATIVE_WIDTH
+                  and (b - lead) % NATIVE_WIDTH[self.dtype] == 0)
         Vn = np.ascontiguousarray(V[:, lead:]) if native else None
         start = time.perf_counter()
         # greedy split of the tiles between workers, largest work first
