@@ -80,8 +80,9 @@
 static PyObject *
 supported(PyObject *self, PyObject *noargs)
 {
+    (void)self;
+    (void)noargs;
 #if KPCA_AVX512
-    __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
         Py_RETURN_TRUE;
 #endif
@@ -116,6 +117,7 @@ get(PyObject *obj, Py_buffer *buf, int writable, Py_ssize_t count, const char *n
 static PyObject *
 product(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer T = {0}, VJ = {0}, VI = {0}, WI = {0}, WJ = {0}, RS = {0}, CS = {0};
     Py_ssize_t m, c, b;
     int both;
@@ -193,5 +195,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__tileprod(void)
 {
+#if KPCA_AVX512
+    __builtin_cpu_init(); /* before any __builtin_cpu_supports */
+#endif
     return PyModule_Create(&module);
 }
