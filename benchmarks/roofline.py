@@ -177,7 +177,7 @@ def _native_rate(T: list, Vb: list, Wb: list, threads: int, repeats: int,
 
     def native(w: int) -> None:
         for _ in range(max(1, inner // 2)):  # twice the flops of a GEMM per call
-            _tileprod.product(T[w], Vb[w], Vb[w], Wb[w], Ws[w], t, t, bw, True, None, None)
+            _tileprod.product(T[w], Vb[w], Vb[w], Wb[w], Ws[w], True, None, None)
 
     s = _on_threads(native, threads, repeats)
     return threads * max(1, inner // 2) * 4 * t * t * bw / s / 1e9

@@ -52,7 +52,7 @@ def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
     T, VJ, VI, WI0, WJ0, rs0, cs0 = draw(m, c), draw(c, b), draw(m, b), draw(m, b), draw(
         c, b), draw(m), draw(c)
     WI, WJ, rs, cs = WI0.copy(), WJ0.copy(), rs0.copy(), cs0.copy()
-    tiled._tileprod.product(T, VJ, VI, WI, WJ, m, c, b, both, rs if sums else None,
+    tiled._tileprod.product(T, VJ, VI, WI, WJ, both, rs if sums else None,
                             cs if sums else None)
     assert WI.dtype == dtype
     PI, PJ, RS, CS = _reference(T, VJ, VI, both)
@@ -68,27 +68,69 @@ def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
 
 @needs_native
 def test_product_rejects_wrong_buffers():
+    """Types, shapes, contiguity, writability and shared memory are checked before
+    anything is written (a wrong shape would read or write out of bounds)."""
     T = np.zeros((4, 5), np.float32)
     V5, V4 = np.zeros((5, 16), np.float32), np.zeros((4, 16), np.float32)
     prod = tiled._tileprod.product
+
+    def run(*args, both=True, rs=None, cs=None):
+        return prod(*args, both, rs, cs)
+
     with pytest.raises(ValueError, match="multiple of 16 for float32"):
-        prod(T, V5[:, :8].copy(), V4[:, :8].copy(), V4[:, :8].copy(), V5[:, :8].copy(),
-             4, 5, 8, True, None, None)
+        run(T, V5[:, :8].copy(), V4[:, :8].copy(), V4[:, :8].copy(), V5[:, :8].copy())
     with pytest.raises(ValueError, match="multiple of 8 for float64"):
-        prod(T.astype(np.float64), V5, V4, V4, V5, 4, 5, 4, True, None, None)
-    with pytest.raises(TypeError, match="VJ must be a float32 array"):  # mixed types
-        prod(T, V5.astype(np.float64), V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
-    with pytest.raises(TypeError, match="T must be a float32 or float64 array"):
-        prod(T.astype(np.float16), V5, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
-    with pytest.raises(ValueError, match="VJ holds 64 values, expected 80"):
-        prod(T, V4, V4, V4.copy(), V5.copy(), 4, 5, 16, True, None, None)
+        W = np.zeros((4, 4))
+        run(T.astype(np.float64), np.zeros((5, 4)), W, W.copy(), np.zeros((5, 4)))
+    with pytest.raises(ValueError, match="VJ must be a 2-D array of T's type"):  # mixed types
+        run(T, V5.astype(np.float64), V4, V4.copy(), V5.copy())
+    with pytest.raises(TypeError, match="T must be a 2-D float32 or float64 array"):
+        run(T.astype(np.float16), V5, V4, V4.copy(), V5.copy())
+    with pytest.raises(TypeError, match="T must be a 2-D"):
+        run(T.ravel(), V5, V4, V4.copy(), V5.copy())
+    with pytest.raises(ValueError, match="VJ must be a 2-D array of T's type with 5 rows"):
+        run(T, V4, V4, V4.copy(), V5.copy())
+    with pytest.raises(ValueError, match=r"VI must have shape \(4, 16\)"):
+        run(T, V5, V5, V4.copy(), V5.copy())
+    with pytest.raises(ValueError, match=r"WJ must have shape \(5, 16\)"):
+        run(T, V5, V4, V4.copy(), V4.copy())
+    with pytest.raises(ValueError, match=r"rs must have shape \(4,\)"):
+        run(T, V5, V4, V4.copy(), V5.copy(), rs=np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match=r"cs must have shape \(5,\)"):
+        run(T, V5, V4, V4.copy(), V5.copy(), cs=np.zeros((5, 1), np.float32))
     with pytest.raises(ValueError, match="not C-contiguous"):
-        prod(np.zeros((4, 10), np.float32)[:, ::2], V5, V4, V4.copy(), V5.copy(), 4, 5, 16,
-             True, None, None)
+        run(np.zeros((4, 10), np.float32)[:, ::2], V5, V4, V4.copy(), V5.copy())
     ro = V4.copy()
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):  # outputs must be writable
-        prod(T, V5, V4, ro, V5.copy(), 4, 5, 16, True, None, None)
+        run(T, V5, V4, ro, V5.copy())
+
+
+@needs_native
+def test_product_refuses_outputs_sharing_memory():
+    """An output that is an input (or part of one), or two outputs that overlap,
+    would give wrong sums: refused, untouched. WI and WJ may be one array when only
+    WI is written (a diagonal tile)."""
+    rng = np.random.default_rng(3)
+    T = rng.standard_normal((16, 16)).astype(np.float32)
+    V = rng.standard_normal((16, 16)).astype(np.float32)
+    W = np.zeros((32, 16), np.float32)
+    prod = tiled._tileprod.product
+    for args in [(T, V, V, V, W[16:], True),          # WI is VI
+                 (T, V, V, W[:16], V, True),          # WJ is VJ
+                 (T, V, V, T, W[16:], True),          # WI is T
+                 (T, V, V, W[:16], W[8:24], True),    # WI and WJ overlap
+                 (T, V, V, W[:16], W[:16], True)]:    # WI is WJ, both products
+        before = [a.copy() for a in args[:5]]
+        with pytest.raises(ValueError, match="shares memory"):
+            prod(*args, None, None)
+        for a, b in zip(args[:5], before, strict=True):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="shares memory"):  # the sums too
+        prod(T, V, V, W[:16], W[16:], True, W[0], None)
+    out = np.zeros((16, 16), np.float32)
+    prod(T, V, V, out, out, False, None, None)  # one product: WI and WJ may be one array
+    np.testing.assert_allclose(out, T @ V, rtol=1e-5, atol=1e-5)
 
 
 def _operator_pass(monkeypatch, native, kernel, X, V, probe=None, dtype=np.float32):
@@ -138,7 +180,7 @@ def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
     class Spy:
         @staticmethod
         def product(*args):
-            calls.append(args[7])  # the block's width
+            calls.append(args[1].shape[1])  # the block's width (VJ's columns)
             return real(*args)
 
         supported = staticmethod(tiled._tileprod.supported)
@@ -161,6 +203,37 @@ def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
     assert calls == []
     op64.matmat(np.ones((60, 16)))
     assert calls and set(calls) == {16}
+
+
+@needs_native
+@pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float64, 8)])
+def test_pass_over_partly_stored_tiles(monkeypatch, dtype, b):
+    """Kept tiles through the kernel and recomputed ones through NumPy in the same
+    pass (the robust estimators keep what fits): the dense reference either way."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((101, 3))
+    V = rng.standard_normal((101, b))
+    kernel = RBF(gamma=0.3)
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    H = np.eye(101) - 1.0 / 101
+    ref = H @ K @ H @ V
+    tol = (2e-5 if dtype == np.float32 else 1e-12) * np.abs(ref).max()
+    itemsize = np.dtype(dtype).itemsize
+    budget = 2 * 13 * 13 * itemsize * 2 + 20 * 13 * 13 * itemsize  # ~half of 36 tiles
+    for native in (True, False):
+        monkeypatch.setattr(tiled, "NATIVE", native)
+        op = TiledKernelOperator(kernel, X, dtype=dtype, tile=13, n_jobs=2,
+                                 memory_limit=budget, partial=True)
+        assert 0 < op.fraction_stored < 1
+        op, _ = center(op, inplace=True)
+        np.testing.assert_allclose(op.matmat(V), ref, atol=tol)
+
+
+def test_construction_checks_its_column_of_ones():
+    X = np.random.default_rng(5).standard_normal((30, 2))
+    op = TiledKernelOperator(RBF(gamma=0.3), X, dtype=np.float32, tile=10)
+    with pytest.raises(ValueError, match="first column must be all ones"):
+        op._pass(np.zeros((30, 17)), ones_first=True)
 
 
 def test_numpy_products_without_the_kernel(monkeypatch):

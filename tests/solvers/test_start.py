@@ -141,11 +141,48 @@ def test_start_is_accurate_for_data_far_from_the_origin(n_jobs):
 def test_landmark_chunks_are_balanced_between_threads():
     from kpca.solvers._start import CHUNK_ROWS, MIN_CHUNK_ROWS, _chunks
 
-    for n, workers in [(20_000, 2), (9_000, 2), (100_000, 3), (5_000, 4)]:
+    for n, workers in [(20_000, 2), (9_000, 2), (100_000, 3), (5_000, 4), (30_012_345, 3)]:
         starts = _chunks(n, workers)
         sizes = np.diff(starts + [n])
-        assert starts[0] == 0 and sizes.max() <= CHUNK_ROWS
-        assert len(starts) % workers == 0 and sizes.max() - sizes.min() < len(starts)
+        assert starts[0] == 0 and sizes.max() <= CHUNK_ROWS + 1
+        assert len(starts) % workers == 0 and sizes.max() - sizes.min() <= 1
     assert _chunks(1_000, 2) == [0]  # too few rows to split
     assert _chunks(2 * MIN_CHUNK_ROWS - 1, 2) == [0]
-    assert _chunks(10_000, 1) == [0, 3334, 6668]
+    assert _chunks(10_000, 1) == [0, 3333, 6666]
+
+
+def test_chunk_sums_merge_to_the_whole_scatter():
+    """Chan et al.'s pairwise update: the merged (rows, mean, scatter) of two chunks
+    is that of their union, also for data far from the origin."""
+    from kpca.solvers._start import _merge
+
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((37, 4)) + 1e6
+    B = rng.standard_normal((50, 4)) * 3 + 1e6
+
+    def stats(M):
+        mu = M.mean(axis=0)
+        return len(M), mu, (M - mu).T @ (M - mu)
+
+    k, mu, S = _merge(stats(A), stats(B))
+    k0, mu0, S0 = stats(np.vstack([A, B]))
+    assert k == k0
+    np.testing.assert_allclose(mu, mu0, rtol=1e-14)
+    np.testing.assert_allclose(S, S0, rtol=1e-9, atol=1e-9 * np.abs(S0).max())
+
+
+def test_estimator_gives_the_start_its_threads(monkeypatch):
+    """KernelPCA's n_jobs reaches the start's landmark rows."""
+    import kpca._kernel_pca as kp
+
+    seen = []
+    real = kp.nystrom_start
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kp, "nystrom_start", spy)
+    X = np.random.default_rng(10).standard_normal((5000, 3))
+    KernelPCA(5, kernel="rbf", gamma=0.5, eigen_solver="krylov", n_jobs=1).fit(X)
+    assert seen == [1]

@@ -117,8 +117,7 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     WJ = WI if diagonal and m == c else np.zeros((c, b), dtype=T.dtype)
     rs = np.zeros(m, dtype=T.dtype) if lead else None
     cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
-    _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, m, c, b, not diagonal,
-                      rs, cs)
+    _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, not diagonal, rs, cs)
     W[r0 : r0 + m, lead:] += WI
     if lead:
         W[r0 : r0 + m, 0] += rs
@@ -293,9 +292,11 @@ class TiledKernelOperator(KernelOperator):
         V = np.ascontiguousarray(V, dtype=self.dtype)
         b = V.shape[1]
         lead = int(ones_first)
-        # the compiled one-sweep product for stored tiles, on the columns after the
-        # ones (a multiple of 16 of them for float32, of 8 for float64)
-        native = (NATIVE and self.dtype in NATIVE_WIDTH
+        if ones_first and not np.all(V[:, 0] == 1):
+            raise ValueError("ones_first: the block's first column must be all ones")
+        # the compiled one-sweep product for stored tiles (if any), on the columns after
+        # the ones (a multiple of 16 of them for float32, of 8 for float64)
+        native = (NATIVE and bool(self._keep) and self.dtype in NATIVE_WIDTH
                   and (b - lead) % NATIVE_WIDTH[self.dtype] == 0)
         Vn = np.ascontiguousarray(V[:, lead:]) if native else None
         start = time.perf_counter()

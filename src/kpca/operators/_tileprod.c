@@ -89,29 +89,56 @@ supported(PyObject *self, PyObject *noargs)
     Py_RETURN_FALSE;
 }
 
-/* `obj` as a C-contiguous buffer of exactly `count` values of format `fmt` ("f":
-   float32, "d": float64; NULL: either), writable if asked; -1 with an exception set
-   otherwise */
+/* the type of a buffer's items: 'f' (float32), 'd' (float64) or 0 (anything else);
+   NumPy gives "f" for an aligned native array, "=f" or "<f" otherwise */
+static char
+kind(const Py_buffer *buf)
+{
+    const char *f = buf->format;
+    if (f == NULL)
+        return 0;
+    if (f[0] == '@' || f[0] == '=' || f[0] == '<')
+        ++f;
+    if (f[0] != 0 && f[1] == 0 && ((f[0] == 'f' && buf->itemsize == 4) ||
+                                   (f[0] == 'd' && buf->itemsize == 8)))
+        return f[0];
+    return 0;
+}
+
+/* `obj` as a C-contiguous buffer of `ndim` dimensions (1 or 2) and the shape
+   (`rows`[, `cols`]), of type `type` ('f', 'd'; 0: either), writable if asked; -1
+   with an exception set otherwise */
 static int
-get(PyObject *obj, Py_buffer *buf, int writable, Py_ssize_t count, const char *name,
-    const char *fmt)
+get(PyObject *obj, Py_buffer *buf, int writable, int ndim, Py_ssize_t rows,
+    Py_ssize_t cols, const char *name, char type)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, buf, flags) < 0)
         return -1;
-    int is_f = buf->itemsize == 4 && buf->format != NULL && strcmp(buf->format, "f") == 0;
-    int is_d = buf->itemsize == 8 && buf->format != NULL && strcmp(buf->format, "d") == 0;
-    if (fmt == NULL ? !(is_f || is_d) : (fmt[0] == 'f' ? !is_f : !is_d)) {
+    char k = kind(buf);
+    if (k == 0 || (type != 0 && k != type)) {
         PyErr_Format(PyExc_TypeError, "%s must be a %s array", name,
-                     fmt == NULL ? "float32 or float64" : (fmt[0] == 'f' ? "float32" : "float64"));
+                     type == 0 ? "float32 or float64" : (type == 'f' ? "float32" : "float64"));
         return -1;
     }
-    if (buf->len != count * buf->itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s holds %zd values, expected %zd", name,
-                     buf->len / buf->itemsize, count);
+    if (buf->ndim != ndim || buf->shape[0] != rows || (ndim == 2 && buf->shape[1] != cols)) {
+        if (ndim == 2)
+            PyErr_Format(PyExc_ValueError, "%s must have shape (%zd, %zd)", name, rows, cols);
+        else
+            PyErr_Format(PyExc_ValueError, "%s must have shape (%zd,)", name, rows);
         return -1;
     }
     return 0;
+}
+
+/* whether two buffers share any byte */
+static int
+overlap(const Py_buffer *x, const Py_buffer *y)
+{
+    if (x->obj == NULL || y->obj == NULL || x->len == 0 || y->len == 0)
+        return 0;
+    const char *a = (const char *)x->buf, *b = (const char *)y->buf;
+    return a < b + y->len && b < a + x->len;
 }
 
 static PyObject *
@@ -122,28 +149,50 @@ product(PyObject *self, PyObject *args)
     Py_ssize_t m, c, b;
     int both;
     PyObject *t, *vj, *vi, *wi, *wj, *rs, *cs, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnpOO", &t, &vj, &vi, &wi, &wj, &m, &c, &b, &both,
-                          &rs, &cs))
+    if (!PyArg_ParseTuple(args, "OOOOOpOO", &t, &vj, &vi, &wi, &wj, &both, &rs, &cs))
         return NULL;
-    if (m < 0 || c < 0 || b < 0) {
-        PyErr_SetString(PyExc_ValueError, "m, c and b must be >= 0");
-        return NULL;
-    }
-    if (get(t, &T, 0, m * c, "T", NULL))
+    /* T gives m, c and the type; VJ gives b; every other shape must match them */
+    if (PyObject_GetBuffer(t, &T, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         goto done;
-    /* every buffer of T's type; the block's width a multiple of a register's values */
-    const char *fmt = T.itemsize == 4 ? "f" : "d";
-    Py_ssize_t lanes = T.itemsize == 4 ? 16 : 8;
+    char type = kind(&T);
+    if (type == 0 || T.ndim != 2) {
+        PyErr_SetString(PyExc_TypeError, "T must be a 2-D float32 or float64 array");
+        goto done;
+    }
+    m = T.shape[0];
+    c = T.shape[1];
+    if (PyObject_GetBuffer(vj, &VJ, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto done;
+    if (kind(&VJ) != type || VJ.ndim != 2 || VJ.shape[0] != c) {
+        PyErr_Format(PyExc_ValueError, "VJ must be a 2-D array of T's type with %zd rows", c);
+        goto done;
+    }
+    b = VJ.shape[1];
+    Py_ssize_t lanes = type == 'f' ? 16 : 8;
     if (b % lanes != 0) {
         PyErr_Format(PyExc_ValueError, "b must be a multiple of %zd for %s tiles", lanes,
-                     T.itemsize == 4 ? "float32" : "float64");
+                     type == 'f' ? "float32" : "float64");
         goto done;
     }
-    if (get(vj, &VJ, 0, c * b, "VJ", fmt) || get(vi, &VI, 0, m * b, "VI", fmt) ||
-        get(wi, &WI, 1, m * b, "WI", fmt) || get(wj, &WJ, 1, c * b, "WJ", fmt) ||
-        (rs != Py_None && get(rs, &RS, 1, m, "rs", fmt)) ||
-        (cs != Py_None && get(cs, &CS, 1, c, "cs", fmt)))
+    if (get(vi, &VI, 0, 2, m, b, "VI", type) || get(wi, &WI, 1, 2, m, b, "WI", type) ||
+        get(wj, &WJ, 1, 2, c, b, "WJ", type) ||
+        (rs != Py_None && get(rs, &RS, 1, 1, m, 0, "rs", type)) ||
+        (cs != Py_None && get(cs, &CS, 1, 1, c, 0, "cs", type)))
         goto done;
+    /* the outputs are written while the inputs are read: no output may share memory
+       with an input or another output (WI and WJ may be one array when only WI is
+       written) */
+    {
+        const Py_buffer *in[] = {&T, &VJ, &VI}, *out[] = {&WI, &WJ, &RS, &CS};
+        for (int i = 0; i < 4; ++i) {
+            for (int j = 0; j < 3; ++j)
+                if (overlap(out[i], in[j]))
+                    goto aliased;
+            for (int j = i + 1; j < 4; ++j)
+                if (overlap(out[i], out[j]) && !(i == 0 && j == 1 && !both))
+                    goto aliased;
+        }
+    }
 #if KPCA_AVX512
     if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))) {
         PyErr_SetString(PyExc_RuntimeError, "this CPU has no AVX-512 (see supported())");
@@ -163,6 +212,9 @@ product(PyObject *self, PyObject *args)
 #else
     PyErr_SetString(PyExc_RuntimeError, "built without the AVX-512 kernel (see supported())");
 #endif
+    goto done;
+aliased:
+    PyErr_SetString(PyExc_ValueError, "an output shares memory with an input or another output");
 done:
     /* a buffer never filled has obj NULL: releasing it does nothing */
     PyBuffer_Release(&T);
@@ -179,10 +231,12 @@ static PyMethodDef methods[] = {
     {"supported", supported, METH_NOARGS,
      "supported() -> bool: whether this build and CPU have the AVX-512 kernel."},
     {"product", product, METH_VARARGS,
-     "product(T, VJ, VI, WI, WJ, m, c, b, both, rs, cs): WI += T @ VJ and, if both,\n"
+     "product(T, VJ, VI, WI, WJ, both, rs, cs): WI += T @ VJ and, if both,\n"
      "WJ += T.T @ VI; rs += T.sum(1), and if both cs += T.sum(0), unless None.\n"
-     "C-contiguous buffers, all float32 or all float64; T (m, c), VJ and WJ (c, b),\n"
-     "VI and WI (m, b); b a multiple of 16 (float32) or 8 (float64). Releases the GIL."},
+     "C-contiguous arrays, all float32 or all float64; T (m, c), VJ and WJ (c, b),\n"
+     "VI and WI (m, b), rs (m,), cs (c,); b a multiple of 16 (float32) or 8\n"
+     "(float64). No output may share memory with an input or another output.\n"
+     "Releases the GIL."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,7 @@ k = 10): one pass fewer to the 1e-5 residual target, i.e. a sixth of the passes.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -111,19 +112,32 @@ def nystrom_start(
     m = min(X.shape[0], n_landmarks)
     # on one BLAS thread where the products are small: BLAS threads woken for them (and
     # left spinning) cost more than they save (at n = 20,000, m = 128: 48 ms on one
-    # thread, 52-238 ms on two on a shared machine); the O(n m^2) sums of many
-    # landmarks use them all
+    # thread, 52-238 ms on two on a shared machine). The row chunks run on the worker
+    # threads (one BLAS thread each); with a single worker, the O(n m^2) sums of many
+    # landmarks use all BLAS threads
     with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else None):
         return _nystrom_start(kernel, X, b, center, m, random_state, n_threads(n_jobs))
 
 
 def _chunks(n: int, workers: int) -> list[int]:
     """Starts of the row chunks of the landmark rows: at most :data:`CHUNK_ROWS` rows
-    each, and a multiple of ``workers`` chunks of equal size (balanced threads)."""
+    each (to within one), sizes differing by at most one row, and a multiple of
+    ``workers`` of them when each gets at least :data:`MIN_CHUNK_ROWS` rows (balanced
+    threads)."""
     count = max(1, -(-n // CHUNK_ROWS))
-    count = workers * -(-count // workers) if n >= workers * MIN_CHUNK_ROWS else count
-    step = -(-n // count)
-    return list(range(0, n, step))
+    if n >= workers * MIN_CHUNK_ROWS:
+        count = workers * -(-count // workers)
+    return [n * i // count for i in range(count)]
+
+
+def _merge(a: tuple, b: tuple) -> tuple:
+    """Two chunks' ``(rows, mean, scatter about the mean)`` as one (Chan et al.'s
+    pairwise update: the scatter of the union adds the spread of the two means)."""
+    ka, mua, Ma = a
+    kb, mub, Mb = b
+    k = ka + kb
+    delta = mub - mua
+    return k, mua + delta * (kb / k), Ma + Mb + (ka * kb / k) * np.outer(delta, delta)
 
 
 def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray, prep: Any) -> np.ndarray:
@@ -152,23 +166,26 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             S = V[:, keep] / np.sqrt(s[keep])
             prep = None if sp.issparse(X) else kernel.prepare(Z, np.dtype(np.float64))
 
-            def scatter(bound: tuple[int, int]) -> tuple[int, np.ndarray, np.ndarray]:
+            def scatter(group: list[tuple[int, int]]) -> tuple:
                 # each chunk around its own mean row, so that the centred sum does not
                 # cancel (a linear kernel of data far from the origin: C^T C - n c c^T
-                # lost the covariance's small eigenvalues); chunks run on the workers
-                C = _landmark_rows(kernel, X[bound[0] : bound[1]], Z, prep)
-                mu = C.mean(axis=0)
-                C -= mu
-                return len(C), mu, C.T @ C  # (OpenBLAS's syrk, half the flops, 2x slower)
+                # lost the covariance's small eigenvalues), merged into the worker's
+                # running sums at once (O(m^2) memory a worker, whatever n is)
+                total = None
+                for lo, hi in group:
+                    C = _landmark_rows(kernel, X[lo:hi], Z, prep)
+                    mu = C.mean(axis=0)
+                    C -= mu
+                    part = (len(C), mu, C.T @ C)  # (syrk, half the flops: 2x slower)
+                    total = part if total is None else _merge(total, part)
+                return total
 
-            parts = run_blocks(scatter, bounds, workers)
-            csum = sum(k * mu for k, mu, _ in parts)
-            mean = csum / n
-            # the chunks' scatters and their means' spread about the mean (Chan et al.)
-            CtC = sum(M for _, _, M in parts) + sum(
-                k * np.outer(mu - mean, mu - mean) for k, mu, _ in parts)
+            per = -(-len(bounds) // workers)  # contiguous groups of chunks, one a worker
+            parts = run_blocks(scatter, [bounds[i : i + per]
+                                         for i in range(0, len(bounds), per)], workers)
+            _, mean, CtC = functools.reduce(_merge, parts)
             if not center:  # C^T C
-                CtC += n * np.outer(mean, mean)
+                CtC = CtC + n * np.outer(mean, mean)
             G = S.T @ CtC @ S
             if keep.any() and np.all(np.isfinite(G)):
                 w, U = eigh(0.5 * (G + G.T))
