@@ -113,8 +113,8 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     m, c = T.shape
     b = V.shape[1]
     WI = np.zeros((m, b), dtype=T.dtype)
-    # (not written on a diagonal tile, but it must be of the right size)
-    WJ = WI if diagonal and m == c else np.zeros((c, b), dtype=T.dtype)
+    # (not written on a diagonal tile, which is square: WI serves)
+    WJ = WI if diagonal else np.zeros((c, b), dtype=T.dtype)
     rs = np.zeros(m, dtype=T.dtype) if lead else None
     cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
     _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, not diagonal, rs, cs)
@@ -314,17 +314,17 @@ class TiledKernelOperator(KernelOperator):
             rows = (-1, None)  # the last tile row prepared, reused by its next tiles
             for t in group:
                 i, j = self.tiles[t]
-                if t not in self._store and not (build and t in self._keep):
+                T = self._store.get(t)
+                if T is None and rows[0] != i:  # evaluated in this pass
+                    rows = (i, self._tile_rows(i))
+                if T is None and not (build and t in self._keep):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
-                    if rows[0] != i:
-                        rows = (i, self._tile_rows(i))
                     self._fused_tile(t, V, W, buf, shift, rows[1])
                     continue
-                T = self._store.get(t)
                 if T is None:  # kept, built in this pass
-                    T = self._store[t] = self._compute_tile(t)
+                    T = self._store[t] = self._compute_tile(t, rows[1])
                 if native:
                     native_tile_product(T, i == j, Vn, W, self.bounds[i], self.bounds[j],
                                         lead)
@@ -351,14 +351,15 @@ class TiledKernelOperator(KernelOperator):
             self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
         return out
 
-    def _compute_tile(self, t: int) -> np.ndarray:
+    def _compute_tile(self, t: int, X_rows: Any = None) -> np.ndarray:
         """Evaluate tile ``t``, written straight into a new array of the storage
-        dtype."""
+        dtype (``X_rows``: its rows prepared, :meth:`_tile_rows`, if at hand)."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
         T = np.empty((r1 - r0, c1 - c0), dtype=self.dtype)
-        self.kernel.block_prepared(self._tile_rows(i), self._prep[c0:c1], out=T)
+        X_rows = self._tile_rows(i) if X_rows is None else X_rows
+        self.kernel.block_prepared(X_rows, self._prep[c0:c1], out=T)
         if i == j and self.kernel.constant_diag is not None:
             np.fill_diagonal(T, self.kernel.constant_diag)
         return T
