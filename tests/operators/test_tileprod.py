@@ -254,3 +254,38 @@ def test_numpy_products_without_the_kernel(monkeypatch):
     H = np.eye(70) - 1.0 / 70
     ref = H @ K @ H @ V
     np.testing.assert_allclose(op.matmat(V), ref, atol=2e-5 * np.abs(ref).max())
+
+
+@needs_native
+@pytest.mark.parametrize("kernel", [RBF(gamma=0.2), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
+                         ids=["rbf-constant-diagonal", "poly"])
+@pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float64, 8)])
+@pytest.mark.parametrize("slice_rows", [8, 13])
+def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
+    """The construction pass evaluates each kept tile a slice of rows at a time and
+    multiplies the slice while it is in cache: the stored tiles are the kernel matrix
+    (their diagonal too), and the row sums and probe product are those of a float64
+    dense reference, as when tiles are built whole (NumPy's products). Tiles of 37
+    rows in slices of 8 or 13 rows: full slices and a shorter last one."""
+    monkeypatch.setattr(tiled, "SLICE_ROWS", slice_rows)
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((90, 3))
+    probe = rng.standard_normal((90, b))
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    scale = np.abs(K).max()
+    tol = (1e-6 if dtype == np.float32 else 1e-13) * scale
+    built = {}
+    for native in (True, False):
+        monkeypatch.setattr(tiled, "NATIVE", native)
+        op = TiledKernelOperator(kernel, X, dtype=dtype, tile=37, n_jobs=2, probe=probe)
+        assert len(op._store) == len(op.tiles) == 6
+        for t, T in op._store.items():
+            i, j = op.tiles[t]
+            rows = slice(op.bounds[i], op.bounds[i + 1])
+            cols = slice(op.bounds[j], op.bounds[j + 1])
+            np.testing.assert_allclose(T, K[rows, cols], atol=tol)
+        np.testing.assert_allclose(op._row_sums, K.sum(axis=1), atol=90 * tol)
+        np.testing.assert_allclose(op._probe_product, K @ probe,
+                                   atol=90 * tol * np.abs(probe).max())
+        built[native] = op._probe_product
+    np.testing.assert_allclose(built[True], built[False], atol=90 * tol * np.abs(probe).max())

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._parallel import run_blocks
+from .._parallel import blas_threads, run_blocks
 from ..kernels import Kernel
 
 #: target bytes of one row block: small enough to stay in cache while the
@@ -160,12 +160,15 @@ def float32_eigen_error(
     Xs = X[idx]
     if hasattr(Xs, "dtype") and Xs.dtype == np.float32:
         Xs = Xs.astype(np.float64)
-    K = np.asarray(kernel.block(Xs), dtype=np.float64)
-    big = float(np.max(np.abs(K), initial=0.0))
-    if center:
-        K = K - K.mean(axis=0)[None, :]
-        K -= K.mean(axis=1)[:, None]
-    top = float(np.linalg.eigvalsh((K + K.T) / 2)[-1]) if K.size else 0.0
+    # on one BLAS thread: a 256 x 256 problem gains nothing from more, and OpenBLAS
+    # threads woken for it would spin for ~0.1 s against the fit that follows
+    with blas_threads(1):
+        K = np.asarray(kernel.block(Xs), dtype=np.float64)
+        big = float(np.max(np.abs(K), initial=0.0))
+        if center:
+            K = K - K.mean(axis=0)[None, :]
+            K -= K.mean(axis=1)[:, None]
+        top = float(np.linalg.eigvalsh((K + K.T) / 2)[-1]) if K.size else 0.0
     if not (top > 0 and np.isfinite(top) and np.isfinite(big)):
         return float("inf")
     return _U32 * big * np.sqrt(n) / (top * n / len(idx))

@@ -18,8 +18,10 @@ accurate where centring cancels most of ``K``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,11 +90,17 @@ def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: i
 
 
 def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
-                        r0: int, c0: int, lead: int = 0) -> None:
+                        r0: int, c0: int, lead: int = 0,
+                        fill: Callable[[int, int], None] | None = None) -> None:
     """``W[I, lead:] += T V[J]`` and, below the diagonal, ``W[J, lead:] += T^T V[I]``
     for a stored tile ``T = K[I, J]`` (rows from ``r0``, columns from ``c0``), by the
     compiled kernel (:data:`NATIVE`), which reads each value once for both products;
     with ``lead = 1``, ``W[:, 0]`` gets the tile's row and column sums too.
+
+    With ``fill``, the tile is being built: ``fill(a, e)`` writes its rows ``a:e``,
+    :data:`SLICE_ROWS` at a time, and each slice is multiplied while it is still in
+    cache (one sweep over the tile's memory, not three: evaluation, exponential and
+    product; at 20,000 rows, float32, the construction pass 0.28 s against 0.31 s).
 
     Each tile's products are summed in the tile's dtype (as a BLAS ``gemm`` would)
     and added to ``W`` (float64). Measured on this project's 2-core machine, 16
@@ -117,7 +125,15 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     WJ = WI if diagonal else np.zeros((c, b), dtype=T.dtype)
     rs = np.zeros(m, dtype=T.dtype) if lead else None
     cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
-    _tileprod.product(T, V[c0 : c0 + c], V[r0 : r0 + m], WI, WJ, not diagonal, rs, cs)
+    VJ, VI = V[c0 : c0 + c], V[r0 : r0 + m]
+    if fill is None:
+        _tileprod.product(T, VJ, VI, WI, WJ, not diagonal, rs, cs)
+    else:  # the kernel adds into WJ and cs, so slices accumulate
+        for a in range(0, m, SLICE_ROWS):
+            e = min(m, a + SLICE_ROWS)
+            fill(a, e)
+            _tileprod.product(T[a:e], VJ, VI[a:e], WI[a:e], WJ, not diagonal,
+                              None if rs is None else rs[a:e], cs)
     W[r0 : r0 + m, lead:] += WI
     if lead:
         W[r0 : r0 + m, 0] += rs
@@ -323,6 +339,12 @@ class TiledKernelOperator(KernelOperator):
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
                     self._fused_tile(t, V, W, buf, shift, rows[1])
                     continue
+                if T is None and native:  # kept, built and multiplied slice by slice
+                    T = self._store[t] = self._new_tile(t)
+                    native_tile_product(
+                        T, i == j, Vn, W, self.bounds[i], self.bounds[j], lead,
+                        fill=functools.partial(self._evaluate_rows, t, T, rows[1]))
+                    continue
                 if T is None:  # kept, built in this pass
                     T = self._store[t] = self._compute_tile(t, rows[1])
                 if native:
@@ -354,15 +376,26 @@ class TiledKernelOperator(KernelOperator):
     def _compute_tile(self, t: int, X_rows: Any = None) -> np.ndarray:
         """Evaluate tile ``t``, written straight into a new array of the storage
         dtype (``X_rows``: its rows prepared, :meth:`_tile_rows`, if at hand)."""
-        i, j = self.tiles[t]
-        r0, r1 = self.bounds[i], self.bounds[i + 1]
-        c0, c1 = self.bounds[j], self.bounds[j + 1]
-        T = np.empty((r1 - r0, c1 - c0), dtype=self.dtype)
-        X_rows = self._tile_rows(i) if X_rows is None else X_rows
-        self.kernel.block_prepared(X_rows, self._prep[c0:c1], out=T)
-        if i == j and self.kernel.constant_diag is not None:
-            np.fill_diagonal(T, self.kernel.constant_diag)
+        T = self._new_tile(t)
+        X_rows = self._tile_rows(self.tiles[t][0]) if X_rows is None else X_rows
+        self._evaluate_rows(t, T, X_rows, 0, T.shape[0])
         return T
+
+    def _new_tile(self, t: int) -> np.ndarray:
+        """An uninitialized array of tile ``t``'s shape, in the storage dtype."""
+        i, j = self.tiles[t]
+        return np.empty((self.bounds[i + 1] - self.bounds[i],
+                         self.bounds[j + 1] - self.bounds[j]), dtype=self.dtype)
+
+    def _evaluate_rows(self, t: int, T: np.ndarray, X_rows: Any, a: int, e: int) -> None:
+        """Rows ``a:e`` of tile ``t``, written into ``T[a:e]`` (``X_rows``: the tile's
+        rows prepared, :meth:`_tile_rows`)."""
+        i, j = self.tiles[t]
+        c0, c1 = self.bounds[j], self.bounds[j + 1]
+        self.kernel.block_prepared(X_rows[a:e], self._prep[c0:c1], out=T[a:e])
+        if i == j and self.kernel.constant_diag is not None:
+            diag = np.arange(a, min(e, T.shape[1]))
+            T[diag, diag] = self.kernel.constant_diag
 
     @staticmethod
     def _tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,

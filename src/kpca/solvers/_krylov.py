@@ -170,6 +170,9 @@ def krylov_eigsh(
     max_pass = max_iter or 300
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     p_keep = _keep(k, b, mmax)
+    # BLAS threads for large block algebra: the operator's workers where it has them
+    # (its caller may hold BLAS to one thread between passes), else as set outside
+    threads = getattr(op, "workers", None)
     # the basis is preallocated (float64), so the solver's memory is fixed up front
     # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
     # each block's columns are contiguous, so a fit whose basis never fills touches
@@ -191,7 +194,7 @@ def krylov_eigsh(
         # between kernel passes spin against the pass's worker threads (measured at
         # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
         # from n m b = 2^28 on (n = 100,000, k = 10), its products are worth the threads
-        with blas_threads(1 if n * m * b < SMALL_ALGEBRA_FLOPS else None):
+        with blas_threads(1 if n * m * b < SMALL_ALGEBRA_FLOPS else threads):
             Qm = Q[:, :m]
             # newest image against the whole basis, twice (orthogonal to round-off);
             # the coefficients are the last column block of T

@@ -115,8 +115,9 @@ def nystrom_start(
     # thread, 52-238 ms on two on a shared machine). The row chunks run on the worker
     # threads (one BLAS thread each); with a single worker, the O(n m^2) sums of many
     # landmarks use all BLAS threads
-    with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else None):
-        return _nystrom_start(kernel, X, b, center, m, random_state, n_threads(n_jobs))
+    workers = n_threads(n_jobs)
+    with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else workers):
+        return _nystrom_start(kernel, X, b, center, m, random_state, workers)
 
 
 def _chunks(n: int, workers: int) -> list[int]:
@@ -140,10 +141,21 @@ def _merge(a: tuple, b: tuple) -> tuple:
     return k, mua + delta * (kb / k), Ma + Mb + (ka * kb / k) * np.outer(delta, delta)
 
 
-def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray, prep: Any) -> np.ndarray:
-    """``k(X, Z)`` in float64 (``prep``: ``Z`` prepared, or None for sparse ``X``)."""
-    C = kernel.block(X, Z.astype(X.dtype)) if prep is None else kernel.block_prepared(X, prep)
-    return np.asarray(C, dtype=np.float64)
+def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray, prep: Any,
+                   buf: np.ndarray | None = None) -> np.ndarray:
+    """``k(X, Z)`` in float64 (``prep``: ``Z`` prepared, or None for sparse ``X``),
+    written into the front of ``buf`` (a float64 workspace of at least
+    ``len(X) * len(Z)`` values) when one is given and ``prep`` is."""
+    if prep is None:
+        return np.asarray(kernel.block(X, Z.astype(X.dtype)), dtype=np.float64)
+    out = None if buf is None else buf[: X.shape[0] * Z.shape[0]].reshape(X.shape[0], -1)
+    return np.asarray(kernel.block_prepared(X, prep, out=out), dtype=np.float64)
+
+
+def _workspace(bounds: list[tuple[int, int]], m: int) -> np.ndarray:
+    """A float64 buffer for the landmark rows of the largest chunk: reused by a
+    worker's chunks, so that each chunk does not take (and fault in) fresh pages."""
+    return np.empty(max(hi - lo for lo, hi in bounds) * m)
 
 
 def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
@@ -158,7 +170,7 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
     with np.errstate(all="ignore"):
         Kmm = np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64)
         if np.all(np.isfinite(Kmm)):
-            s, V = eigh(0.5 * (Kmm + Kmm.T))
+            s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
             keep = s > 1e-10 * max(float(s.max()), 0.0)
             # the Nystrom features F = C K_mm^{-1/2}, C = k(X, Z) (docs/math.md,
             # "Nyström"): their covariance F^T H F = S^T (C^T H C) S from sums over row
@@ -171,9 +183,9 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                 # cancel (a linear kernel of data far from the origin: C^T C - n c c^T
                 # lost the covariance's small eigenvalues), merged into the worker's
                 # running sums at once (O(m^2) memory a worker, whatever n is)
-                total = None
+                total, buf = None, _workspace(group, m)
                 for lo, hi in group:
-                    C = _landmark_rows(kernel, X[lo:hi], Z, prep)
+                    C = _landmark_rows(kernel, X[lo:hi], Z, prep, buf)
                     mu = C.mean(axis=0)
                     C -= mu
                     part = (len(C), mu, C.T @ C)  # (syrk, half the flops: 2x slower)
@@ -181,25 +193,30 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                 return total
 
             per = -(-len(bounds) // workers)  # contiguous groups of chunks, one a worker
-            parts = run_blocks(scatter, [bounds[i : i + per]
-                                         for i in range(0, len(bounds), per)], workers)
+            groups = [bounds[i : i + per] for i in range(0, len(bounds), per)]
+            parts = run_blocks(scatter, groups, workers)
             _, mean, CtC = functools.reduce(_merge, parts)
             if not center:  # C^T C
                 CtC = CtC + n * np.outer(mean, mean)
             G = S.T @ CtC @ S
             if keep.any() and np.all(np.isfinite(G)):
-                w, U = eigh(0.5 * (G + G.T))
+                # only the top b pairs are used (LAPACK's subset driver: about half
+                # the time of all 256 at b = 16)
+                r = G.shape[0]
+                w, U = eigh(0.5 * (G + G.T), subset_by_index=[max(0, r - b), r - 1])
                 top = np.argsort(-w, kind="stable")[:b]
                 top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
                 A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
                 shift = mean @ A if center else np.zeros(A.shape[1])
                 P = np.empty((n, A.shape[1]))
 
-                def project(bound: tuple[int, int]) -> None:
-                    C = _landmark_rows(kernel, X[bound[0] : bound[1]], Z, prep)
-                    np.subtract(C @ A, shift, out=P[bound[0] : bound[1]])
+                def project(group: list[tuple[int, int]]) -> None:
+                    buf = _workspace(group, m)
+                    for lo, hi in group:
+                        C = _landmark_rows(kernel, X[lo:hi], Z, prep, buf)
+                        np.subtract(C @ A, shift, out=P[lo:hi])
 
-                run_blocks(project, bounds, workers)
+                run_blocks(project, groups, workers)
                 if not np.all(np.isfinite(P)):
                     P = np.empty((n, 0))
                 # P^T P = U^T G U = diag(w): orthogonal columns of norms sqrt(w), to
