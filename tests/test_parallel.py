@@ -4,7 +4,6 @@ passes of a tiled operator (``kpca._parallel``, ``KernelPCA._decompose``)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from threadpoolctl import threadpool_info
 
 import kpca
@@ -31,7 +30,7 @@ def _spy(monkeypatch, owner, name, seen):
 
 def _fit(n=600, **params):
     X = np.random.default_rng(0).standard_normal((n, 5))
-    return kpca.KernelPCA(4, kernel="rbf", gamma=0.2, eigen_solver="krylov",
+    return kpca.KernelPCA(params.pop("k", 4), kernel="rbf", gamma=0.2, eigen_solver="krylov",
                           random_state=0, **params).fit(X)
 
 
@@ -51,23 +50,54 @@ def test_tiled_fit_keeps_blas_on_one_thread_between_passes(monkeypatch):
     assert seen and all(s == {1} for s in seen)
 
 
-def test_large_block_algebra_asks_for_the_workers_threads(monkeypatch):
+def test_large_block_algebra_asks_for_the_operators_threads(monkeypatch):
     """Above the size where threads pay (SMALL_ALGEBRA_FLOPS), the solver's block
-    algebra asks for the operator's worker count of BLAS threads explicitly (under
-    the fit's one-thread setting, 'unchanged' would mean one)."""
+    algebra asks for the operator's threads (n_jobs) explicitly: under the fit's
+    one-thread setting, 'unchanged' would mean one."""
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
     monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
     seen: list[set[int]] = []
     _spy(monkeypatch, krylov, "eigh", seen)
-    _fit(n_jobs=2)
-    assert seen and all(s == {min(2, n_threads(None))} for s in seen)
+    with blas_threads(1):
+        _fit(n_jobs=2)
+    assert seen and all(s == {n_threads(2)} for s in seen)
+
+
+def test_wrapped_operators_pass_their_threads_on(monkeypatch):
+    """The robust estimators solve on a centred wrapper of the tiled operator (inside
+    the fit's one-thread setting): the wrapper reports the tiled operator's threads,
+    so large block algebra still gets them."""
+    monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
+    monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
+    seen: list[set[int]] = []
+    _spy(monkeypatch, krylov, "eigh", seen)
+    X = np.random.default_rng(3).standard_normal((500, 4))
+    with blas_threads(1):
+        kpca.WeightedKernelPCA(3, kernel="rbf", gamma=0.3, eigen_solver="krylov",
+                               random_state=0, n_jobs=2).fit(X)
+    assert seen and all(s == {n_threads(2)} for s in seen)
+
+
+def test_dense_fallback_of_a_tiled_fit_gets_the_operators_threads(monkeypatch):
+    """Block Lanczos hands a problem whose basis would cover half the space to the
+    dense solver; its one large eigendecomposition then uses the operator's threads,
+    not the one BLAS thread the tiled fit holds between passes."""
+    import kpca.solvers._dense as dense
+
+    monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 32)
+    seen: list[set[int]] = []
+    _spy(monkeypatch, dense, "eigh", seen)
+    with blas_threads(1):
+        model = _fit(n=100, k=30, n_jobs=2)
+    assert model.eigen_solver_ == "dense"
+    assert seen and all(s == {n_threads(2)} for s in seen)
 
 
 def test_dense_fit_leaves_blas_threads_alone(monkeypatch):
     """The dense solver's one large eigendecomposition keeps the caller's threads."""
-    seen: list[set[int]] = []
     import kpca.solvers._dense as dense
 
+    seen: list[set[int]] = []
     _spy(monkeypatch, dense, "eigh", seen)
     with blas_threads(2):
         X = np.random.default_rng(0).standard_normal((200, 4))
@@ -83,12 +113,3 @@ def test_float32_error_estimate_runs_on_one_blas_thread(monkeypatch):
         err = float32_eigen_error(RBF(gamma=0.5), X, random_state=0)
     assert np.isfinite(err) and err > 0
     assert seen == [{1}]
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-def test_blas_threads_restores_the_setting(workers):
-    with blas_threads(workers):
-        before = _blas_threads()
-        with blas_threads(1):
-            assert _blas_threads() == {1}
-        assert _blas_threads() == before

@@ -284,6 +284,8 @@ def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
             rows = slice(op.bounds[i], op.bounds[i + 1])
             cols = slice(op.bounds[j], op.bounds[j + 1])
             np.testing.assert_allclose(T, K[rows, cols], atol=tol)
+            if i == j and kernel.constant_diag is not None:  # set in every slice
+                assert np.all(np.diagonal(T) == kernel.constant_diag)
         np.testing.assert_allclose(op._row_sums, K.sum(axis=1), atol=90 * tol)
         np.testing.assert_allclose(op._probe_product, K @ probe,
                                    atol=90 * tol * np.abs(probe).max())

@@ -21,10 +21,16 @@ class KernelOperator(ABC):
     ----------
     shape : tuple (n, n)
     dtype : numpy dtype of the results of :meth:`matmat`
+    threads : int or None
+        BLAS threads for the large products a solver makes with this operator's
+        results between its passes (the fit's ``n_jobs``), or None: the caller's
+        setting. A tiled fit holds BLAS to one thread between passes
+        (``KernelPCA._decompose``), so its large products ask for these explicitly.
     """
 
     shape: tuple[int, int]
     dtype: np.dtype
+    threads: int | None = None
 
     @property
     def n(self) -> int:

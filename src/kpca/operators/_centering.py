@@ -95,6 +95,10 @@ class CenteredOperator(KernelOperator):
         self.shape = base.shape
         self.dtype = base.dtype
 
+    @property
+    def threads(self) -> int | None:  # type: ignore[override]
+        return self.base.threads
+
     def matmat(self, V):
         V = np.asarray(V)
         s = self.centering.scale

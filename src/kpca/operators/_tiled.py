@@ -213,6 +213,7 @@ class TiledKernelOperator(KernelOperator):
         self.tiles = [(i, j) for i in range(nb) for j in range(i + 1)]
         # one tile: threads would only add overhead
         self.workers = cores if len(self.tiles) > 1 else 1
+        self.threads = cores
         self._prep = kernel.prepare(X, self.dtype)
         self.centering: Centering | None = None
         # centred in each product rather than in the tiles (center_inplace)

@@ -7,6 +7,7 @@ import logging
 import numpy as np
 from scipy.linalg import eigh
 
+from .._parallel import blas_threads
 from ..operators import DenseOperator, KernelOperator
 from ._result import EigenResult
 
@@ -20,7 +21,10 @@ def dense_eigsh(op: KernelOperator, k: int, **_: object) -> EigenResult:
     works in place (no extra n x n copy). See :func:`top_eigh`.
     """
     overwrite = isinstance(op, DenseOperator) and op.owned
-    w, V = top_eigh(op.to_dense(), k, overwrite=overwrite)
+    # the operator's threads (KernelOperator.threads: a tiled fit that falls back to
+    # this solver holds BLAS to one thread between its passes)
+    with blas_threads(op.threads):
+        w, V = top_eigh(op.to_dense(), k, overwrite=overwrite)
     return EigenResult(w, V, "dense")
 
 

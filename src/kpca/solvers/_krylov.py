@@ -170,9 +170,9 @@ def krylov_eigsh(
     max_pass = max_iter or 300
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     p_keep = _keep(k, b, mmax)
-    # BLAS threads for large block algebra: the operator's workers where it has them
-    # (its caller may hold BLAS to one thread between passes), else as set outside
-    threads = getattr(op, "workers", None)
+    # BLAS threads for large block algebra: the operator's (its caller may hold BLAS to
+    # one thread between passes), or as set outside
+    threads = op.threads
     # the basis is preallocated (float64), so the solver's memory is fixed up front
     # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
     # each block's columns are contiguous, so a fit whose basis never fills touches

@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state
 from .._parallel import blas_threads, run_blocks
 from ..kernels import Kernel
 from ..operators import n_threads
+from ._dense import top_eigh
 from ._orth import cholesky_qr
 
 logger = logging.getLogger("kpca")
@@ -113,8 +114,8 @@ def nystrom_start(
     # on one BLAS thread where the products are small: BLAS threads woken for them (and
     # left spinning) cost more than they save (at n = 20,000, m = 128: 48 ms on one
     # thread, 52-238 ms on two on a shared machine). The row chunks run on the worker
-    # threads (one BLAS thread each); with a single worker, the O(n m^2) sums of many
-    # landmarks use all BLAS threads
+    # threads (one BLAS thread each); the O(n m^2) products of many landmarks made
+    # outside them (and all of them with a single worker) on n_jobs BLAS threads
     workers = n_threads(n_jobs)
     with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else workers):
         return _nystrom_start(kernel, X, b, center, m, random_state, workers)
@@ -202,8 +203,7 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             if keep.any() and np.all(np.isfinite(G)):
                 # only the top b pairs are used (LAPACK's subset driver: about half
                 # the time of all 256 at b = 16)
-                r = G.shape[0]
-                w, U = eigh(0.5 * (G + G.T), subset_by_index=[max(0, r - b), r - 1])
+                w, U = top_eigh(0.5 * (G + G.T), b)
                 top = np.argsort(-w, kind="stable")[:b]
                 top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
                 A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
