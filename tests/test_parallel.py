@@ -4,6 +4,7 @@ passes of a tiled operator (``kpca._parallel``, ``KernelPCA._decompose``)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info
 
 import kpca
@@ -113,3 +114,22 @@ def test_float32_error_estimate_runs_on_one_blas_thread(monkeypatch):
         err = float32_eigen_error(RBF(gamma=0.5), X, random_state=0)
     assert np.isfinite(err) and err > 0
     assert seen == [{1}]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_randomized_solver_threads(monkeypatch, large):
+    """Subspace iteration on a tiled operator: its QR and Rayleigh-Ritz on one BLAS
+    thread while small, on the operator's threads (n_jobs) from SMALL_ALGEBRA_FLOPS."""
+    import kpca.solvers._randomized as randomized
+
+    monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
+    if large:
+        monkeypatch.setattr(randomized, "SMALL_ALGEBRA_FLOPS", 0)
+    seen: list[set[int]] = []
+    _spy(monkeypatch, randomized, "qr", seen)
+    X = np.random.default_rng(2).standard_normal((600, 5))
+    with blas_threads(2):
+        model = kpca.KernelPCA(4, kernel="rbf", gamma=0.2, eigen_solver="randomized",
+                               random_state=0, n_jobs=2).fit(X)
+    assert model.eigen_solver_ == "randomized"
+    assert seen and all(s == ({n_threads(2)} if large else {1}) for s in seen)

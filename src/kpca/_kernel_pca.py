@@ -643,8 +643,8 @@ class KernelPCA(BaseKernelPCA):
         # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
         # call (its thread timeout) against the next pass's workers (measured at
         # n = 20,000, k = 10 on 2 cores: the fit 0.74 -> 0.66 s, the Nystrom start
-        # 80 -> 50 ms). Block Lanczos's large block algebra, the Nystrom start's large
-        # products and a dense fallback ask for the operator's threads explicitly
+        # 80 -> 50 ms). The iterative solvers' large block algebra, the Nystrom start's
+        # large products and a dense fallback ask for the operator's threads explicitly
         # (KernelOperator.threads).
         tiled = not (plan.distributed or self._in_process(plan))
         with blas_threads(1 if serial or tiled else None):

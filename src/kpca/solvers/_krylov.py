@@ -31,7 +31,7 @@ from sklearn.utils import check_random_state
 from .._parallel import blas_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
-from ._orth import cholesky_qr
+from ._orth import SMALL_ALGEBRA_FLOPS, cholesky_qr
 from ._randomized import default_rtol
 from ._result import EigenResult
 
@@ -102,8 +102,6 @@ def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     return qr(rng.standard_normal((n, b)), mode="economic")[0]
 
 
-#: below n m b = this (rows x basis x block), the block algebra runs on one BLAS thread
-SMALL_ALGEBRA_FLOPS = 2**28
 
 
 def krylov_eigsh(

@@ -22,6 +22,9 @@ from scipy.linalg.lapack import dtrcon
 MAX_COND = 1e5
 #: rows updated at a time (a small temporary, reused: no n x b array is allocated)
 _ROWS = 1024
+#: the iterative solvers' block algebra runs on one BLAS thread below this size (n m b
+#: for block Lanczos: rows x basis x block; n l^2 for subspace iteration, l columns)
+SMALL_ALGEBRA_FLOPS = 2**28
 
 
 def cholesky_sweep(W: np.ndarray, floor: float = 0.0) -> np.ndarray | None:

@@ -8,7 +8,9 @@ import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
+from .._parallel import blas_threads
 from ..operators import KernelOperator
+from ._orth import SMALL_ALGEBRA_FLOPS
 from ._result import EigenResult
 
 logger = logging.getLogger("kpca")
@@ -54,6 +56,16 @@ def randomized_eigsh(
     reported by :func:`finalize`.
     """
     rng = check_random_state(random_state)
+    l = min(op.n, k + n_oversamples)
+    # the block algebra (QR, Rayleigh-Ritz) on one BLAS thread where it is small, as
+    # block Lanczos's (threads woken between passes would spin against the next
+    # pass's workers), on the operator's threads from n l^2 = SMALL_ALGEBRA_FLOPS on
+    with blas_threads(1 if op.n * l * l < SMALL_ALGEBRA_FLOPS else op.threads):
+        return _randomized_eigsh(op, k, iterated_power, n_oversamples, tol, max_iter, rng)
+
+
+def _randomized_eigsh(op, k, iterated_power, n_oversamples, tol, max_iter, rng
+                      ) -> EigenResult:
     result = _subspace_iteration(op, k, 0.0, iterated_power, n_oversamples, tol, max_iter, rng)
     w = result.values
     neg_ratio = 5e-3 if np.dtype(op.dtype) == np.float32 else 1e-5
