@@ -395,7 +395,7 @@ class TiledKernelOperator(KernelOperator):
         c0, c1 = self.bounds[j], self.bounds[j + 1]
         self.kernel.block_prepared(X_rows[a:e], self._prep[c0:c1], out=T[a:e])
         if i == j and self.kernel.constant_diag is not None:
-            diag = np.arange(a, min(e, T.shape[1]))
+            diag = np.arange(a, e)  # a diagonal tile is square
             T[diag, diag] = self.kernel.constant_diag
 
     @staticmethod

@@ -102,8 +102,6 @@ def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     return qr(rng.standard_normal((n, b)), mode="economic")[0]
 
 
-
-
 def krylov_eigsh(
     op: KernelOperator,
     k: int,
@@ -168,9 +166,6 @@ def krylov_eigsh(
     max_pass = max_iter or 300
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     p_keep = _keep(k, b, mmax)
-    # BLAS threads for large block algebra: the operator's (its caller may hold BLAS to
-    # one thread between passes), or as set outside
-    threads = op.threads
     # the basis is preallocated (float64), so the solver's memory is fixed up front
     # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
     # each block's columns are contiguous, so a fit whose basis never fills touches
@@ -191,8 +186,9 @@ def krylov_eigsh(
         # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
         # between kernel passes spin against the pass's worker threads (measured at
         # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
-        # from n m b = 2^28 on (n = 100,000, k = 10), its products are worth the threads
-        with blas_threads(1 if n * m * b < SMALL_ALGEBRA_FLOPS else threads):
+        # from n m b = 2^28 on (n = 100,000, k = 10), its products are worth the
+        # operator's threads (its caller may hold BLAS to one thread between passes)
+        with blas_threads(1 if n * m * b < SMALL_ALGEBRA_FLOPS else op.threads):
             Qm = Q[:, :m]
             # newest image against the whole basis, twice (orthogonal to round-off);
             # the coefficients are the last column block of T

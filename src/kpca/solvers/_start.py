@@ -143,13 +143,13 @@ def _merge(a: tuple, b: tuple) -> tuple:
 
 
 def _landmark_rows(kernel: Kernel, X: Any, Z: np.ndarray, prep: Any,
-                   buf: np.ndarray | None = None) -> np.ndarray:
+                   buf: np.ndarray) -> np.ndarray:
     """``k(X, Z)`` in float64 (``prep``: ``Z`` prepared, or None for sparse ``X``),
     written into the front of ``buf`` (a float64 workspace of at least
-    ``len(X) * len(Z)`` values) when one is given and ``prep`` is."""
+    ``len(X) * len(Z)`` values) where ``prep`` is given."""
     if prep is None:
         return np.asarray(kernel.block(X, Z.astype(X.dtype)), dtype=np.float64)
-    out = None if buf is None else buf[: X.shape[0] * Z.shape[0]].reshape(X.shape[0], -1)
+    out = buf[: X.shape[0] * Z.shape[0]].reshape(X.shape[0], -1)
     return np.asarray(kernel.block_prepared(X, prep, out=out), dtype=np.float64)
 
 
@@ -179,13 +179,13 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             S = V[:, keep] / np.sqrt(s[keep])
             prep = None if sp.issparse(X) else kernel.prepare(Z, np.dtype(np.float64))
 
-            def scatter(group: list[tuple[int, int]]) -> tuple:
+            def scatter(w: int) -> tuple:
                 # each chunk around its own mean row, so that the centred sum does not
                 # cancel (a linear kernel of data far from the origin: C^T C - n c c^T
                 # lost the covariance's small eigenvalues), merged into the worker's
                 # running sums at once (O(m^2) memory a worker, whatever n is)
-                total, buf = None, _workspace(group, m)
-                for lo, hi in group:
+                total, buf = None, bufs[w]
+                for lo, hi in groups[w]:
                     C = _landmark_rows(kernel, X[lo:hi], Z, prep, buf)
                     mu = C.mean(axis=0)
                     C -= mu
@@ -195,7 +195,9 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
 
             per = -(-len(bounds) // workers)  # contiguous groups of chunks, one a worker
             groups = [bounds[i : i + per] for i in range(0, len(bounds), per)]
-            parts = run_blocks(scatter, groups, workers)
+            # one buffer a worker, for its chunks of both sweeps
+            bufs = [_workspace(g, m) for g in groups]
+            parts = run_blocks(scatter, range(len(groups)), workers)
             _, mean, CtC = functools.reduce(_merge, parts)
             if not center:  # C^T C
                 CtC = CtC + n * np.outer(mean, mean)
@@ -210,13 +212,12 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                 shift = mean @ A if center else np.zeros(A.shape[1])
                 P = np.empty((n, A.shape[1]))
 
-                def project(group: list[tuple[int, int]]) -> None:
-                    buf = _workspace(group, m)
-                    for lo, hi in group:
-                        C = _landmark_rows(kernel, X[lo:hi], Z, prep, buf)
+                def project(w: int) -> None:
+                    for lo, hi in groups[w]:
+                        C = _landmark_rows(kernel, X[lo:hi], Z, prep, bufs[w])
                         np.subtract(C @ A, shift, out=P[lo:hi])
 
-                run_blocks(project, groups, workers)
+                run_blocks(project, range(len(groups)), workers)
                 if not np.all(np.isfinite(P)):
                     P = np.empty((n, 0))
                 # P^T P = U^T G U = diag(w): orthogonal columns of norms sqrt(w), to
