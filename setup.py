@@ -1,7 +1,8 @@
-"""The one compiled part of kpca: the stored kernel tile's two products in one sweep
-(``src/kpca/operators/_tileprod.c``). It is optional: where it cannot be built (no C
-compiler) the install goes on without it and kpca uses NumPy for the same products
-(docs/benchmarks.md, issue 17). Everything else is in pyproject.toml."""
+"""The compiled parts of kpca: the stored kernel tile's two products in one sweep
+(``src/kpca/operators/_tileprod.c``) and the RBF kernel's block with its exponential
+in one sweep (``src/kpca/kernels/_rbfexp.c``). They are optional: where they cannot be
+built (no C compiler) the install goes on without them and kpca uses NumPy for the
+same work (docs/benchmarks.md, issue 17). Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 
@@ -10,8 +11,14 @@ setup(
         Extension(
             "kpca.operators._tileprod",
             ["src/kpca/operators/_tileprod.c"],
-            depends=["src/kpca/operators/_tileprod_kernel.h"],
+            depends=["src/kpca/operators/_tileprod_kernel.h", "src/kpca/_native.h"],
             optional=True,
-        )
+        ),
+        Extension(
+            "kpca.kernels._rbfexp",
+            ["src/kpca/kernels/_rbfexp.c"],
+            depends=["src/kpca/_native.h"],
+            optional=True,
+        ),
     ]
 )

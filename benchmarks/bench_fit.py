@@ -227,7 +227,8 @@ def main(argv=None) -> int:
                       for w in prim["widths"])
     print(f"# roofline primitives: kernel GEMM {prim['kernel_gemm_gflops']:.0f} GFLOP/s, "
           f"product GEMM {rates} GFLOP/s, exp "
-          f"{prim['exp_ns']:.2f} ns/value, read {prim['read_gbs']:.1f} GB/s, rewrite "
+          f"{prim['exp_ns']:.2f} ns/value, kpca's RBF block {prim['rbf_block_ns']:.2f} "
+          f"ns/value, read {prim['read_gbs']:.1f} GB/s, rewrite "
           f"{prim['write_gbs']:.1f} GB/s")
 
     def bound(r: dict) -> str:

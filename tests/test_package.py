@@ -68,11 +68,13 @@ def test_the_wheel_holds_the_package_its_type_marker_and_the_examples(built):
     examples = {Path(n).name for n in names if "/data/share/kpca/examples/" in n}
     assert {"report.py", "_shared.py", "circles_moons.py", "dual_pca.py"} <= examples
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "docs/"))]
-    # the optional compiled kernel, built where this interpreter's platform can
+    # the optional compiled kernels, built where this interpreter's platform can
+    import kpca.kernels._standard as standard
     import kpca.operators._tiled as tiled
-    if tiled._tileprod is not None:
-        assert [n for n in names if n.startswith("kpca/operators/_tileprod.")
-                and n.endswith((".so", ".pyd"))]
+    for module, name in ((tiled._tileprod, "kpca/operators/_tileprod."),
+                         (standard._rbfexp, "kpca/kernels/_rbfexp.")):
+        if module is not None:
+            assert [n for n in names if n.startswith(name) and n.endswith((".so", ".pyd"))]
 
 
 def test_the_sdist_holds_what_a_build_needs(built):
@@ -80,7 +82,8 @@ def test_the_sdist_holds_what_a_build_needs(built):
     names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     for needed in ("pyproject.toml", "setup.py", "README.md", "src/kpca/__init__.py",
                    "src/kpca/py.typed", "src/kpca/operators/_tileprod.c",
-                   "src/kpca/operators/_tileprod_kernel.h", "examples/report.py"):
+                   "src/kpca/operators/_tileprod_kernel.h", "src/kpca/kernels/_rbfexp.c",
+                   "src/kpca/_native.h", "examples/report.py"):
         assert needed in names, needed
 
 

@@ -64,6 +64,38 @@ def test_large_block_algebra_asks_for_the_operators_threads(monkeypatch):
     assert seen and all(s == {n_threads(2)} for s in seen)
 
 
+@pytest.mark.parametrize("large", [False, True])
+def test_block_lanczos_shares_the_rows_of_large_algebra(monkeypatch, large):
+    """Gram-Schmidt and Cholesky QR of a large basis share its rows among the
+    operator's threads (n_jobs), each on one BLAS thread; a small basis stays in the
+    main thread (workers = 1)."""
+    import kpca.solvers._orth as orth
+
+    monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
+    if large:
+        monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
+    workers: list[int] = []
+    seen: list[set[int]] = []
+    real_project, real_run = krylov.project_out, orth.run_blocks
+
+    def project(Q, W, w=1):
+        workers.append(w)
+        return real_project(Q, W, w)
+
+    def run(work, items, w):
+        def spied(x):
+            seen.append(_blas_threads())
+            return work(x)
+        return real_run(spied, items, w)
+
+    monkeypatch.setattr(krylov, "project_out", project)
+    monkeypatch.setattr(orth, "run_blocks", run)
+    with blas_threads(2):
+        _fit(n=2600, n_jobs=2)
+    assert workers and set(workers) == ({n_threads(2)} if large else {1})
+    assert seen and all(s == {1} for s in seen)
+
+
 def test_wrapped_operators_pass_their_threads_on(monkeypatch):
     """The robust estimators solve on a centred wrapper of the tiled operator (inside
     the fit's one-thread setting): the wrapper reports the tiled operator's threads,

@@ -14,6 +14,16 @@ from sklearn.utils.extmath import row_norms
 from ._base import Kernel, _float_dtype, dot_block, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
 
+try:  # the optional compiled RBF block (setup.py): absent where it could not be built
+    from . import _rbfexp
+except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
+    _rbfexp = None
+
+#: whether float32 RBF blocks use the compiled one-sweep evaluation (exponent and
+#: exponential register by register, :func:`_native_rbf`): built, and this CPU has
+#: AVX-512
+NATIVE_RBF = _rbfexp is not None and bool(_rbfexp.supported())
+
 
 class _GammaMixin:
     """Resolution of ``gamma`` shared by the kernels that have one."""
@@ -96,7 +106,7 @@ class _RBFPrepared:
     """
 
     def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float,
-                 g_sq_max: float | None = None):
+                 g_sq_max: float | None = None, panels: np.ndarray | None = None):
         self.centre = centre
         self.aug = aug
         self.gamma = gamma
@@ -106,9 +116,19 @@ class _RBFPrepared:
         # upper bound), for the round-off bound of prepare_rows
         self.g_sq_max = (float(-aug[:, -2].min(initial=0.0)) if g_sq_max is None
                          else g_sq_max)
+        # the columns in the compiled kernel's layout (panels of 16: _rbfexp's
+        # pack_panels), made once (float32 where the kernel is built) and shared by
+        # slices that start on a panel, so that each block does not pack its columns
+        # again (18 us of a 146 us block of 128 x 2,048)
+        self.panels = panels
 
     def __getitem__(self, rows) -> _RBFPrepared:
-        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max)
+        panels = None
+        if self.panels is not None and isinstance(rows, slice):
+            start, stop, step = rows.indices(len(self.aug))
+            if step == 1 and start % 16 == 0 and stop > start:
+                panels = self.panels[start // 16 : -(-stop // 16)]
+        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max, panels)
 
     def rows_side(self, X) -> np.ndarray:
         # shift before casting: float32 cannot resolve the spread of data that sit
@@ -116,7 +136,8 @@ class _RBFPrepared:
         X = np.asarray(X)
         Xc = (X - self.centre.astype(X.dtype)).astype(self.dtype, copy=False)
         xx = np.einsum("ij,ij->i", Xc, Xc)
-        return np.hstack([Xc, np.ones((Xc.shape[0], 1), self.dtype), xx[:, None]])
+        return np.ascontiguousarray(
+            np.hstack([Xc, np.ones((Xc.shape[0], 1), self.dtype), xx[:, None]]))
 
 
 class _RBFRows:
@@ -160,7 +181,14 @@ class RBF(_GammaMixin, Kernel):
         Yc = (Y - centre.astype(Y.dtype)).astype(dtype, copy=False)
         yy = np.einsum("ij,ij->i", Yc, Yc)
         aug = np.hstack([(2 * g) * Yc, (-g * yy)[:, None], np.full((len(Yc), 1), -g, dtype)])
-        return _RBFPrepared(centre, aug.astype(dtype, copy=False), g)
+        # C order whatever the data's (np.hstack keeps Fortran order): blocks read it
+        # row by row, and the compiled kernel needs it
+        aug = np.ascontiguousarray(aug, dtype=dtype)
+        panels = None
+        if NATIVE_RBF and aug.dtype == np.float32:
+            panels = np.empty((-(-len(aug) // 16), aug.shape[1], 16), np.float32)
+            _rbfexp.pack_panels(aug, panels)
+        return _RBFPrepared(centre, aug, g, panels=panels)
 
     def prepare_rows(self, X, prep):
         """Rows prepared once (recomputed for each piece, their side cost ~7 % of an
@@ -188,6 +216,12 @@ class RBF(_GammaMixin, Kernel):
                 return super().block_prepared(X, prep, out)
             # rows used once: clamped, as round-off can make -g||x - y||^2 positive
             X = _RBFRows(prep.rows_side(X), clamp=True)
+        if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out):
+            if out is None:
+                out = np.empty((X.aug.shape[0], prep.aug.shape[0]), np.float32)
+            cols = prep.aug if prep.panels is None else prep.panels
+            _rbfexp.block(X.aug, cols, X.clamp, out)
+            return out
         out = np.matmul(X.aug, prep.aug.T, out=out)
         if X.clamp:
             np.minimum(out, 0, out=out)
@@ -204,6 +238,21 @@ class RBF(_GammaMixin, Kernel):
         if symmetric:
             np.fill_diagonal(K, 1.0)
         return K
+
+
+def _native_rbf(rows: np.ndarray, cols: np.ndarray, out: np.ndarray | None) -> bool:
+    """Whether the compiled kernel makes this RBF block: float32 rows, columns and
+    output, each C-contiguous (anything else: NumPy's product and ``exp``).
+
+    It computes each 16 exponents in registers, exponentiates and stores them once,
+    where NumPy writes the exponents and rereads them (and its BLAS product, with an
+    inner dimension of only d + 2, runs far below its peak): a 128 x 2,048 block at
+    d = 20 in 146 us against 264 us on one core of this project's machine, as
+    accurate (exp within ~1.4 ulp).
+    """
+    return (rows.dtype == np.float32 and cols.dtype == np.float32
+            and rows.flags.c_contiguous and cols.flags.c_contiguous
+            and (out is None or (out.dtype == np.float32 and out.flags.c_contiguous)))
 
 
 class Laplacian(_GammaMixin, Kernel):

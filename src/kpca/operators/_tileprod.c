@@ -23,18 +23,9 @@
  * supported() tells whether this CPU has it); elsewhere supported() is false and
  * kpca uses NumPy.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#define KPCA_AVX512 1
-#include <immintrin.h>
-#else
-#define KPCA_AVX512 0
-#endif
+#include "../_native.h"
 
 #if KPCA_AVX512
-#define TARGET __attribute__((target("avx512f,fma")))
 
 #define SCALAR float
 #define VEC __m512
@@ -77,34 +68,6 @@
 #include "_tileprod_kernel.h"
 #endif
 
-static PyObject *
-supported(PyObject *self, PyObject *noargs)
-{
-    (void)self;
-    (void)noargs;
-#if KPCA_AVX512
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))
-        Py_RETURN_TRUE;
-#endif
-    Py_RETURN_FALSE;
-}
-
-/* the type of a buffer's items: 'f' (float32), 'd' (float64) or 0 (anything else);
-   NumPy gives "f" for an aligned native array, "=f" or "<f" otherwise */
-static char
-kind(const Py_buffer *buf)
-{
-    const char *f = buf->format;
-    if (f == NULL)
-        return 0;
-    if (f[0] == '@' || f[0] == '=' || f[0] == '<')
-        ++f;
-    if (f[0] != 0 && f[1] == 0 && ((f[0] == 'f' && buf->itemsize == 4) ||
-                                   (f[0] == 'd' && buf->itemsize == 8)))
-        return f[0];
-    return 0;
-}
-
 /* `obj` as a C-contiguous buffer of `ndim` dimensions (1 or 2) and the shape
    (`rows`[, `cols`]), of type `type` ('f', 'd'; 0: either), writable if asked; -1
    with an exception set otherwise */
@@ -129,16 +92,6 @@ get(PyObject *obj, Py_buffer *buf, int writable, int ndim, Py_ssize_t rows,
         return -1;
     }
     return 0;
-}
-
-/* whether two buffers share any byte */
-static int
-overlap(const Py_buffer *x, const Py_buffer *y)
-{
-    if (x->obj == NULL || y->obj == NULL || x->len == 0 || y->len == 0)
-        return 0;
-    const char *a = (const char *)x->buf, *b = (const char *)y->buf;
-    return a < b + y->len && b < a + x->len;
 }
 
 static PyObject *
@@ -194,7 +147,7 @@ product(PyObject *self, PyObject *args)
         }
     }
 #if KPCA_AVX512
-    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"))) {
+    if (!kpca_cpu_ok()) {
         PyErr_SetString(PyExc_RuntimeError, "this CPU has no AVX-512 (see supported())");
         goto done;
     }

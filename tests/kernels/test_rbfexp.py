@@ -1,0 +1,240 @@
+"""The compiled RBF block (``_rbfexp.c``: exponent and exponential in one sweep)
+against float64 NumPy, its exponential against ``np.exp`` over the whole float32
+range, its refusals, and the dispatch of ``RBF.block_prepared`` to it."""
+
+import platform
+import shutil
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kpca
+import kpca.kernels._standard as standard
+from kpca.kernels import RBF
+
+needs_native = pytest.mark.skipif(not standard.NATIVE_RBF,
+                                  reason="the compiled kernel is not built or no AVX-512")
+EPS = np.finfo(np.float32).eps
+
+
+def test_the_kernel_is_built_where_it_can_be():
+    """On x86-64 Linux with a C compiler the optional extension must have been built
+    (a silent build failure would leave every RBF block on NumPy's two sweeps)."""
+    if sys.platform == "linux" and platform.machine() == "x86_64" and shutil.which("cc"):
+        assert standard._rbfexp is not None
+
+
+def _block(A, B, clamp=False):
+    out = np.empty((A.shape[0], B.shape[0]), np.float32)
+    standard._rbfexp.block(A, B, clamp, out)
+    return out
+
+
+@needs_native
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(0, 70), c=st.integers(0, 100), p=st.integers(1, 30),
+       clamp=st.booleans(), seed=st.integers(0, 2**16))
+def test_block_against_float64(m, c, p, clamp, seed):
+    """Every row and column remainder (4 rows, 16-column panels, 4 panels at a time)
+    and any inner size: exp(A B^T) of the same float32 inputs in float64, within the
+    float32 round-off of the dot products (at most p eps sum |a_k b_k|) and of exp."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, p)).astype(np.float32)
+    B = (-0.3 * rng.random((c, p))).astype(np.float32)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    z = A64 @ B64.T
+    ref = np.exp(np.minimum(z, 0) if clamp else z)
+    out = _block(A, B, clamp)
+    bound = p * EPS * (np.abs(A64) @ np.abs(B64).T) + 3 * EPS
+    assert np.all(np.abs(out - ref) <= ref * bound + 1e-44)
+
+
+@needs_native
+def test_exp_over_the_float32_range():
+    """The exponential alone (A = [[1]]): within 2 ulp of float64 ``exp`` from -87 to
+    88.7, gradual underflow below (to 0 under -104), inf above, NaN kept, and the
+    clamp at 0 (which keeps NaN too)."""
+    x = np.concatenate([np.linspace(-87.3, 88.7, 1_500_001),
+                        np.linspace(-110.0, -87.3, 100_001)]).astype(np.float32)
+    out = _block(np.ones((1, 1), np.float32), x[:, None])[0]
+    ref = np.exp(x.astype(np.float64))
+    normal = ref >= np.finfo(np.float32).tiny
+    np.testing.assert_array_less(np.abs(out - ref)[normal] / ref[normal], 2 * EPS)
+    # subnormal results: within one subnormal step (1.4e-45) of the exact value
+    assert np.all(np.abs(out - ref)[~normal] <= 1.5e-45)
+    assert np.all(out[x < -104] == 0)
+    special = np.array([np.nan, -np.inf, np.inf, 89.0, 1e30, -1e30, 0.0, 3.0],
+                       np.float32)
+    got = _block(np.ones((1, 1), np.float32), special[:, None])[0]
+    assert np.isnan(got[0]) and got[1] == 0 and np.isinf(got[2]) and np.isinf(got[3])
+    assert np.isinf(got[4]) and got[5] == 0 and got[6] == 1
+    np.testing.assert_allclose(got[7], np.exp(3.0), rtol=2 * EPS)
+    clamped = _block(np.ones((1, 1), np.float32), special[:, None], clamp=True)[0]
+    assert np.isnan(clamped[0]) and clamped[1] == 0
+    assert np.all(clamped[[2, 3, 4, 6, 7]] == 1) and clamped[5] == 0
+
+
+@needs_native
+def test_refusals():
+    A = np.ones((4, 3), np.float32)
+    B = np.ones((5, 3), np.float32)
+    out = np.empty((4, 5), np.float32)
+    with pytest.raises(TypeError, match="float32"):
+        standard._rbfexp.block(A.astype(np.float64), B, False, out)
+    with pytest.raises(TypeError, match="float32"):
+        standard._rbfexp.block(A, B, False, out.astype(np.float64))
+    with pytest.raises(ValueError, match="3 columns"):
+        standard._rbfexp.block(A, np.ones((5, 2), np.float32), False, out)
+    with pytest.raises(ValueError, match=r"shape \(4, 5\)"):
+        standard._rbfexp.block(A, B, False, np.empty((5, 4), np.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        standard._rbfexp.block(A, B, False, np.empty((5, 4), np.float32).T)
+    with pytest.raises(ValueError, match="shares memory"):
+        M = np.ones((4, 4), np.float32)
+        standard._rbfexp.block(M[:, :3].copy(), M[:4, :3].copy(), False, M)  # fine
+        standard._rbfexp.block(M, M, False, M)
+    with pytest.raises(ValueError, match="not writable|read-only|readonly"):
+        ro = np.empty((4, 5), np.float32)
+        ro.flags.writeable = False
+        standard._rbfexp.block(A, B, False, ro)
+
+
+@needs_native
+@pytest.mark.parametrize("clamp_rows", [False, True])
+def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
+    """RBF blocks of float32 rows and columns (prepared or not, with ``out`` given or
+    not) go to the compiled kernel; they agree with the per-pair formula, as NumPy's
+    two sweeps do; float64 blocks and a non-contiguous ``out`` stay with NumPy."""
+    calls = []
+    real = standard._rbfexp.block
+
+    class Spy:
+        pack_panels = staticmethod(standard._rbfexp.pack_panels)
+
+        @staticmethod
+        def block(*args):
+            calls.append(args[0].dtype)
+            return real(*args)
+
+    monkeypatch.setattr(standard, "_rbfexp", Spy)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((37, 6)) * 2 + 100  # far from the origin: the centre shift
+    Y = rng.standard_normal((45, 6)) * 2 + 100
+    k = RBF(gamma=0.1)
+    exact = np.exp(-0.1 * ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+    prep = k.prepare(Y, np.float32)
+    rows = X.astype(np.float32) if clamp_rows else k.prepare_rows(X, prep)
+    got = k.block_prepared(rows, prep)
+    assert got.dtype == np.float32 and calls == [np.float32]
+    np.testing.assert_allclose(got, exact, atol=2e-5)
+    out = np.empty((37, 45), np.float32)
+    assert k.block_prepared(rows, prep, out=out) is out and len(calls) == 2
+    np.testing.assert_array_equal(out, got)
+    # the one-sweep result against NumPy's two sweeps
+    monkeypatch.setattr(standard, "NATIVE_RBF", False)
+    np.testing.assert_allclose(k.block_prepared(rows, prep), got, rtol=4e-6, atol=1e-7)
+    monkeypatch.setattr(standard, "NATIVE_RBF", True)
+    k.block(X, Y)  # float64
+    k.block_prepared(rows, prep, out=np.empty((45, 37), np.float32).T)
+    assert len(calls) == 2
+
+
+@needs_native
+@settings(max_examples=30, deadline=None)
+@given(c=st.integers(1, 90), p=st.integers(1, 25), seed=st.integers(0, 2**16))
+def test_packed_columns(c, p, seed):
+    """pack_panels's layout (panels of 16 columns, zero past the last), and the block
+    from the panels, whole or a slice of them (as a prepared slice that starts on a
+    panel reads them), the same bit for bit as from the columns."""
+    rng = np.random.default_rng(seed)
+    B = (-0.2 * rng.random((c, p))).astype(np.float32)
+    P = np.full((-(-c // 16), p, 16), np.nan, np.float32)
+    standard._rbfexp.pack_panels(B, P)
+    padded = np.zeros((16 * P.shape[0], p), np.float32)
+    padded[:c] = B
+    np.testing.assert_array_equal(P, padded.reshape(-1, 16, p).transpose(0, 2, 1))
+    A = rng.standard_normal((9, p)).astype(np.float32)
+    whole = np.empty((9, c), np.float32)
+    standard._rbfexp.block(A, P, False, whole)
+    np.testing.assert_array_equal(whole, _block(A, B))
+    q0 = 16 * (P.shape[0] // 2)
+    out = np.empty((9, c - q0), np.float32) if c > q0 else None
+    if out is not None:
+        standard._rbfexp.block(A, P[q0 // 16 :], False, out)
+        np.testing.assert_array_equal(out, _block(A, B[q0:]))
+
+
+@needs_native
+def test_prepared_slices_share_the_panels():
+    """A prepared slice that starts on a panel reads its parent's panels (a view);
+    any other slice packs its own columns; both give the block of the columns."""
+    k = RBF(gamma=0.3)
+    rng = np.random.default_rng(2)
+    Y = rng.standard_normal((100, 4))
+    X = rng.standard_normal((7, 4))
+    prep = k.prepare(Y, np.float32)
+    assert prep.panels is not None and prep.panels.shape == (7, 6, 16)
+    rows = k.prepare_rows(X, prep)
+    full = k.block_prepared(rows, prep)
+    for sl in (slice(16, 50), slice(32, 100), slice(0, 7), slice(5, 40), slice(10, 11)):
+        part = prep[sl]
+        shares = sl.start % 16 == 0
+        assert (part.panels is not None) == shares
+        if shares:
+            assert np.shares_memory(part.panels, prep.panels)
+        np.testing.assert_array_equal(k.block_prepared(rows, part), full[:, sl])
+    assert prep[np.arange(3)].panels is None
+    assert k.prepare(Y, np.float64).panels is None
+
+
+@needs_native
+def test_packed_refusals():
+    A = np.ones((4, 3), np.float32)
+    out = np.empty((4, 40), np.float32)
+    with pytest.raises(ValueError, match=r"shape \(>= 3, 3, 16\)"):
+        standard._rbfexp.block(A, np.ones((2, 3, 16), np.float32), False, out)
+    with pytest.raises(ValueError, match=r"shape \(>= 3, 3, 16\)"):
+        standard._rbfexp.block(A, np.ones((3, 3, 8), np.float32), False, out)
+    with pytest.raises(ValueError, match=r"P must have shape \(3, 3, 16\)"):
+        standard._rbfexp.pack_panels(np.ones((40, 3), np.float32),
+                                     np.empty((2, 3, 16), np.float32))
+    with pytest.raises(TypeError, match="3-D float32"):
+        standard._rbfexp.pack_panels(np.ones((40, 3), np.float32),
+                                     np.empty((3, 3, 16), np.float64))
+
+
+def test_fits_without_the_kernel_agree(monkeypatch):
+    """Where the extension is absent (NATIVE_RBF false) a float32 fit makes its RBF
+    blocks with NumPy, and finds the same eigenvalues."""
+    X = np.random.default_rng(3).standard_normal((1500, 5))
+    fit = lambda: kpca.KernelPCA(6, kernel="rbf", gamma=0.2, eigen_solver="krylov",  # noqa: E731
+                                 random_state=0, memory_limit="256MB").fit(X)
+    with_kernel = fit()
+    monkeypatch.setattr(standard, "NATIVE_RBF", False)
+    monkeypatch.setattr(standard, "_rbfexp", None)
+    without = fit()
+    np.testing.assert_allclose(with_kernel.eigenvalues_, without.eigenvalues_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fortran_ordered_data(dtype):
+    """Data in Fortran order (as scikit-learn's checks pass it) are prepared in C order
+    on both sides, so float32 blocks still reach the compiled kernel, with the values
+    of C-ordered data."""
+    rng = np.random.default_rng(6)
+    X, Y = rng.standard_normal((9, 5)), rng.standard_normal((40, 5))
+    k = RBF(gamma=0.2)
+    prep = k.prepare(np.asfortranarray(Y), dtype)
+    rows = k.prepare_rows(np.asfortranarray(X), prep)
+    assert prep.aug.flags.c_contiguous and rows.aug.flags.c_contiguous
+    # (the centres differ in round-off: the means are summed in another order)
+    np.testing.assert_allclose(k.block_prepared(rows, prep),
+                               k.block_prepared(k.prepare_rows(X, k.prepare(Y, dtype)),
+                                                k.prepare(Y, dtype)),
+                               rtol=2e-6 if dtype == np.float32 else 1e-13)
+    np.testing.assert_allclose(k.block(np.asfortranarray(X.astype(dtype)), Y.astype(dtype)),
+                               np.exp(-0.2 * ((X[:, None] - Y[None]) ** 2).sum(-1)),
+                               rtol=2e-5 if dtype == np.float32 else 1e-12)
