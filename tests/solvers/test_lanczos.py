@@ -111,6 +111,52 @@ def test_low_rank_operator_finds_invariant_subspace():
     np.testing.assert_allclose(out.vectors.T @ out.vectors, np.eye(8), atol=1e-10)
 
 
+@pytest.mark.parametrize("case", ["restarts", "lost directions"])
+def test_block_algebra_split_over_threads(monkeypatch, case):
+    """Gram-Schmidt and Cholesky QR of a large basis share its rows among the
+    operator's threads (here 3 workers, rows in blocks of 64, every basis 'large'):
+    through restarts and the replacement of lost directions, the same pairs as with
+    the rows in one thread and as the dense reference."""
+    import kpca.solvers._krylov as krylov
+    import kpca.solvers._orth as orth
+
+    if case == "restarts":
+        A = _with_spectrum(np.concatenate([np.linspace(10, 9, 12),
+                                           np.geomspace(8, 1e-3, 388)]), seed=4)
+        k, options = 10, dict(block_size=8, max_basis=40)
+    else:
+        F = np.random.default_rng(5).normal(size=(500, 4))
+        A = F @ F.T
+        k, options = 8, dict(block_size=8)
+    calls = []
+    real_run = orth.run_blocks
+
+    def run(work, items, workers):
+        items = list(items)
+        calls.append(len(items))
+        return real_run(work, items, workers)
+
+    monkeypatch.setattr(orth, "run_blocks", run)
+    monkeypatch.setattr(orth, "_ROWS", 64)
+    one = krylov_eigsh(DenseOperator(A), k, random_state=0, **options)
+    assert set(calls) == {1}
+    monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
+    op = DenseOperator(A)
+    op.threads = 3
+    split = krylov_eigsh(op, k, random_state=0, **options)
+    assert 3 in calls
+    assert split.converged and one.converged
+    if case == "restarts":
+        assert split.n_iter > 0
+    ref = np.linalg.eigh(A)[0][::-1][:k]
+    for res in (one, split):
+        out = finalize(res)
+        np.testing.assert_allclose(out.values, ref, atol=1e-9 * ref[0])
+        np.testing.assert_allclose(out.vectors.T @ out.vectors, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(finalize(split).values, finalize(one).values,
+                               atol=1e-10 * ref[0])
+
+
 def test_explicit_tolerance_is_honoured():
     A = _with_spectrum(np.geomspace(10, 1e-3, 400), seed=6)
     loose = krylov_eigsh(DenseOperator(A), 6, tol=1e-3, random_state=0)

@@ -170,7 +170,8 @@ def krylov_eigsh(
     # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
     # each block's columns are contiguous, so a fit whose basis never fills touches
     # only the pages it uses (at n = 100,000 a row-major basis cost 95 ms of page
-    # faults on its first write), and Q_m^T is a contiguous operand of the products
+    # faults on its first write); a block of its rows is a column-major operand of
+    # the products (leading dimension n)
     Q = np.empty((n, mmax), order="F")
     T = np.zeros((mmax, mmax))
     if start is not None:

@@ -39,14 +39,27 @@ SMALL_ALGEBRA_FLOPS = 2**28
 
 def row_sum(step: Callable[[int, int], np.ndarray | None], n: int,
             workers: int = 1) -> np.ndarray | None:
-    """The sum of ``step(a, e)`` over the row ranges ``a:e`` of :data:`_ROWS` rows that
-    cover ``0:n`` (None if every step returns None), the ranges in ``workers``
-    contiguous groups, one a thread (one BLAS thread each) when ``workers > 1``.
+    """The sum of ``step(a, e)`` over the row ranges ``a:e`` of at most :data:`_ROWS`
+    rows that cover ``0:n``, in contiguous groups of ranges, one a thread (one BLAS
+    thread each): ``workers`` groups, fewer where ``n`` has fewer than ``workers``
+    times :data:`_ROWS` rows (one group runs in the calling thread, with its BLAS
+    threads).
 
-    ``step`` may update rows ``a:e`` of its arrays in place: each range is given to
-    one thread only.
+    Parameters
+    ----------
+    step : callable
+        ``step(a, e)`` returns a new array (the first one returned becomes the
+        accumulator) or None; it may update rows ``a:e`` of its arrays in place:
+        each range is given to one thread only.
+    n : int
+    workers : int, default=1
+
+    Returns
+    -------
+    ndarray or None
+        None if every step returned None (or ``n`` is 0).
     """
-    groups = min(workers, max(1, n // _ROWS))
+    groups = max(1, min(workers, n // _ROWS))
     cuts = [n * i // groups for i in range(groups + 1)]
 
     def group(i: int) -> np.ndarray | None:
@@ -121,6 +134,7 @@ def cholesky_sweep(W: np.ndarray, floor: float = 0.0, *, gram: np.ndarray | None
     workers : int, default=1
         Threads sharing the rows (see :func:`row_sum`).
     gram_after : bool, default=True
+        Whether to sum the Gram matrix of the updated block (the next sweep's).
     """
     n = W.shape[0]
     if gram is None:
