@@ -15,9 +15,10 @@ each the median of ``--repeats`` runs:
   that are multiples of 16); the faster of the two is used (OpenBLAS's rate grows with
   ``b``; a pass of ``b`` columns is costed at :func:`product_rate`);
 * **exp**: float32 ``np.exp`` in place on a cache-resident tile, ns per value;
-* **RBF block**: where it is built and the CPU has AVX-512, kpca's compiled RBF block
-  (exponent and exponential register by register, one sweep), ns per value of a
-  ``t x t`` tile; an evaluation is costed at the faster of it and GEMM + exp;
+* **RBF block**: where it is built, the CPU has AVX-512 and ``d`` is small enough for
+  kpca to use it, kpca's compiled RBF block (exponent and exponential register by
+  register, one sweep), ns per value of a ``t x t`` tile; an evaluation is costed at
+  the faster of it and GEMM + exp;
 * **read**: a stored float32 matrix far larger than the caches times a vector (a
   product bound by the read alone), GB/s;
 * **write**: overwriting memory touched before, GB/s; and **first touch**: writing
@@ -65,7 +66,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kpca._parallel import blas_threads, run_blocks
-from kpca.kernels._standard import NATIVE_RBF, _rbfexp
+from kpca.kernels._standard import NATIVE_RBF, NATIVE_RBF_MAX_FEATURES, _rbfexp
 from kpca.operators._tiled import NATIVE, NATIVE_WIDTH, _tileprod
 
 
@@ -134,8 +135,9 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
 
         s = _on_threads(exp, threads, repeats)
         out[f"exp_ns_{t}"] = s / (threads * inner * t * t) * 1e9
+        # (kpca uses it up to NATIVE_RBF_MAX_FEATURES features, BLAS's product beyond)
         out[f"rbf_block_ns_{t}"] = _rbf_block_ns(A, T, threads, repeats, inner) if (
-            NATIVE_RBF) else float("inf")
+            NATIVE_RBF and d <= NATIVE_RBF_MAX_FEATURES) else float("inf")
     out["kernel_gemm_gflops"] = max(out[f"kernel_gemm_gflops_{t}"] for t in tiles)
     out["product_gemm_gflops"] = max(out[f"product_gemm_gflops_{t}"] for t in tiles)
     for bw in widths:

@@ -140,6 +140,18 @@ def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
     k.block(X, Y)  # float64
     k.block_prepared(rows, prep, out=np.empty((45, 37), np.float32).T)
     assert len(calls) == 2
+    # many features: BLAS's product wins (MNIST's 784: the compiled block 4x slower)
+    wide = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES + 1))
+    wide_prep = k.prepare(wide, np.float32)
+    assert wide_prep.panels is None
+    got = k.block_prepared(k.prepare_rows(wide[:5], wide_prep), wide_prep)
+    assert len(calls) == 2
+    # (the diagonal may round above 1: prepared rows skip the clamp, _standard.py)
+    np.testing.assert_allclose(got[:, :5], k.block(wide[:5], wide[:5]), atol=1e-5)
+    edge = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES))
+    edge_prep = k.prepare(edge, np.float32)
+    k.block_prepared(k.prepare_rows(edge[:5], edge_prep), edge_prep)
+    assert len(calls) == 3 and edge_prep.panels is not None
 
 
 @needs_native
