@@ -143,15 +143,14 @@ def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
     # many features: BLAS's product wins (MNIST's 784: the compiled block 4x slower)
     wide = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES + 1))
     wide_prep = k.prepare(wide, np.float32)
-    assert wide_prep.panels is None
-    got = k.block_prepared(k.prepare_rows(wide[:5], wide_prep), wide_prep)
-    assert len(calls) == 2
+    got = k.block_prepared(k.prepare_rows(wide[:40], wide_prep), wide_prep)
+    assert len(calls) == 2 and wide_prep.panels() is None
     # (the diagonal may round above 1: prepared rows skip the clamp, _standard.py)
-    np.testing.assert_allclose(got[:, :5], k.block(wide[:5], wide[:5]), atol=1e-5)
+    np.testing.assert_allclose(got[:, :40], k.block(wide[:40], wide[:40]), atol=1e-5)
     edge = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES))
     edge_prep = k.prepare(edge, np.float32)
-    k.block_prepared(k.prepare_rows(edge[:5], edge_prep), edge_prep)
-    assert len(calls) == 3 and edge_prep.panels is not None
+    k.block_prepared(k.prepare_rows(edge[:40], edge_prep), edge_prep)
+    assert len(calls) == 3 and edge_prep.panels() is not None
 
 
 @needs_native
@@ -181,42 +180,60 @@ def test_packed_columns(c, p, seed):
 
 @needs_native
 def test_prepared_slices_share_the_panels():
-    """A prepared slice that starts on a panel reads its parent's panels (a view);
-    any other slice packs its own columns; both give the block of the columns."""
+    """The prepared columns pack themselves once, on the first block of enough rows
+    (a slice's block packs the columns it comes from); a slice that starts on a panel
+    reads them (a view); any other slice packs its own columns; fewer rows than
+    NATIVE_RBF_PACK_ROWS take NumPy's path until the columns are packed. Every way
+    gives the block of the columns."""
     k = RBF(gamma=0.3)
     rng = np.random.default_rng(2)
     Y = rng.standard_normal((100, 4))
-    X = rng.standard_normal((7, 4))
+    X = rng.standard_normal((standard.NATIVE_RBF_PACK_ROWS, 4))
     prep = k.prepare(Y, np.float32)
-    assert prep.panels is not None and prep.panels.shape == (7, 6, 16)
     rows = k.prepare_rows(X, prep)
+    few = rows[:3]
+    assert prep.panels() is None
+    small = k.block_prepared(few, prep[16:50])  # NumPy's: nothing packed
+    assert prep.panels() is None
+    full = k.block_prepared(rows, prep[32:100])  # packs the root
+    assert prep.panels() is not None and prep.panels().shape == (7, 6, 16)
     full = k.block_prepared(rows, prep)
+    np.testing.assert_allclose(small, full[:3, 16:50], rtol=2e-6)
     for sl in (slice(16, 50), slice(32, 100), slice(0, 7), slice(5, 40), slice(10, 11)):
         part = prep[sl]
         shares = sl.start % 16 == 0
-        assert (part.panels is not None) == shares
+        assert (part.panels() is not None) == shares
         if shares:
-            assert np.shares_memory(part.panels, prep.panels)
+            assert np.shares_memory(part.panels(), prep.panels())
         np.testing.assert_array_equal(k.block_prepared(rows, part), full[:, sl])
-    assert prep[np.arange(3)].panels is None
-    assert k.prepare(Y, np.float64).panels is None
+        # few rows: the compiled block from the panels, NumPy's without
+        np.testing.assert_allclose(k.block_prepared(few, part), full[:3, sl], rtol=2e-6)
+    assert prep[np.arange(3)].panels() is None
+    wide = k.prepare(Y, np.float64)
+    wide.pack()
+    assert wide.panels() is None
     # slices past the end, negative, empty, with a step, and slices of slices
     for part, cols in ((prep[96:200], slice(96, 100)), (prep[-4:], slice(96, 100)),
                        (prep[-36:-20], slice(64, 80)), (prep[50:50], slice(50, 50)),
                        (prep[0:64:2], slice(0, 64, 2)), (prep[16:80][16:40], slice(32, 56)),
                        (prep[16:80][3:40], slice(19, 56))):
         np.testing.assert_array_equal(part.aug, prep.aug[cols])
-        if part.panels is not None:
+        if part.panels() is not None:
             first = np.arange(100)[cols][0]
-            assert first % 16 == 0 and len(part.panels) == -(-len(part.aug) // 16)
+            assert first % 16 == 0 and len(part.panels()) == -(-len(part.aug) // 16)
         # (a slice with a step is not contiguous: NumPy's block, to round-off)
         np.testing.assert_allclose(k.block_prepared(rows, part), full[:, cols], rtol=2e-6)
-    # the panels are a cache: a pickled kernel (to a Dask worker) leaves them behind
+    # the panels are a cache: a pickled kernel (to a Dask worker) leaves them behind,
+    # and a pickled slice its root
     import pickle
 
     copy = pickle.loads(pickle.dumps(prep))
-    assert copy.panels is None
+    assert copy.panels() is None
     np.testing.assert_array_equal(k.block_prepared(rows, copy), full)
+    part = pickle.loads(pickle.dumps(prep[32:64]))
+    assert part.panels() is None and part._root is part
+    np.testing.assert_array_equal(k.block_prepared(rows, part), full[:, 32:64])
+    assert part.panels() is not None and len(part.panels()) == 2
 
 
 @needs_native

@@ -29,6 +29,10 @@ NATIVE_RBF = _rbfexp is not None and bool(_rbfexp.supported())
 #: beyond. Measured on one core, 256 x 2,048 blocks: d = 8 0.46x NumPy's time,
 #: d = 20 0.62x, d = 64 0.74x, d = 96 1.17x, d = 784 (MNIST's) 4.3x
 NATIVE_RBF_MAX_FEATURES = 64
+#: a block of at least this many rows packs its prepared columns (once, for every
+#: later block against them); fewer rows take NumPy's path unless they are packed
+#: already (packing 20,000 columns costs ~0.4 ms: a one-row transform was 14 % slower)
+NATIVE_RBF_PACK_ROWS = 32
 
 
 class _GammaMixin:
@@ -108,12 +112,16 @@ class _RBFPrepared:
     With the row side ``[x - c, 1, ||x - c||^2]`` one matrix product gives the
     exponent ``-g ||x - y||^2`` directly (no separate norm passes over the block).
     Shifting by the common centre ``c`` (float64, subtracted before any cast to
-    float32) keeps the expansion accurate in float32. ``panels``: the same columns in
-    the compiled kernel's layout, or None (a cache: not pickled).
+    float32) keeps the expansion accurate in float32.
+
+    The compiled block reads the columns in panels of 16 (:meth:`pack`); they are
+    made once, on the first block of enough rows, by the prepared columns a slice
+    comes from (its ``root``), and shared by every slice that starts on a panel.
     """
 
     def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float,
-                 g_sq_max: float | None = None, panels: np.ndarray | None = None):
+                 g_sq_max: float | None = None, root: _RBFPrepared | None = None,
+                 offset: int = 0):
         self.centre = centre
         self.aug = aug
         self.gamma = gamma
@@ -123,25 +131,49 @@ class _RBFPrepared:
         # upper bound), for the round-off bound of prepare_rows
         self.g_sq_max = (float(-aug[:, -2].min(initial=0.0)) if g_sq_max is None
                          else g_sq_max)
-        # the columns in the compiled kernel's layout (panels of 16: _rbfexp's
-        # pack_panels), made once (float32 where the kernel is built) and shared by
-        # slices that start on a panel, so that each block does not pack its columns
-        # again (18 us of a 146 us block of 128 x 2,048; a slice's last panel may hold
-        # its parent's next columns: the kernel stores only out's columns)
-        self.panels = panels
+        # a contiguous slice keeps the prepared columns it comes from and its first
+        # column there, to share their panels; anything else is its own root
+        self._root = self if root is None else root
+        self._offset = offset
+        self._panels: np.ndarray | None = None  # on a root only
 
     def __getstate__(self) -> dict:
         # the panels are a cache of aug, as large as it: not shipped (to Dask
-        # workers, which may lack the kernel); blocks then pack their own columns
-        return {**self.__dict__, "panels": None}
+        # workers, which may lack the kernel), nor a slice's root
+        return {**self.__dict__, "_panels": None, "_root": None, "_offset": 0}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._root = self
 
     def __getitem__(self, rows) -> _RBFPrepared:
-        panels = None
-        if self.panels is not None and isinstance(rows, slice):
-            start, stop, step = rows.indices(len(self.aug))
-            if step == 1 and start % 16 == 0 and stop > start:
-                panels = self.panels[start // 16 : -(-stop // 16)]
-        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max, panels)
+        if isinstance(rows, slice):
+            start, _, step = rows.indices(len(self.aug))
+            if step == 1:
+                return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
+                                    self._root, self._offset + start)
+        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max)
+
+    def pack(self) -> None:
+        """Make the root's panels (:data:`NATIVE_RBF`, float32, few enough features),
+        once: ``pack_panels`` of all its columns (18 us of a 146 us block of
+        128 x 2,048 when each block packed its own). Two threads may both make them
+        on a first call; either result is the same."""
+        root = self._root
+        if root._panels is None and NATIVE_RBF and root.aug.dtype == np.float32 and (
+                _native_width(root.aug) and root.aug.flags.c_contiguous):
+            panels = np.empty((-(-len(root.aug) // 16), root.aug.shape[1], 16), np.float32)
+            _rbfexp.pack_panels(root.aug, panels)
+            root._panels = panels
+
+    def panels(self) -> np.ndarray | None:
+        """This slice's columns in panels of 16 (a view of the root's), or None: not
+        packed yet, or the slice does not start on a panel. Its last panel may hold
+        the root's next columns: the kernel stores only ``out``'s columns."""
+        panels = self._root._panels
+        if panels is None or self._offset % 16 or not len(self.aug):
+            return None
+        return panels[self._offset // 16 : -(-(self._offset + len(self.aug)) // 16)]
 
     def rows_side(self, X) -> np.ndarray:
         # shift before casting: float32 cannot resolve the spread of data that sit
@@ -196,12 +228,7 @@ class RBF(_GammaMixin, Kernel):
         aug = np.hstack([(2 * g) * Yc, (-g * yy)[:, None], np.full((len(Yc), 1), -g, dtype)])
         # C order whatever the data's (np.hstack keeps Fortran order): blocks read it
         # row by row, and the compiled kernel needs it
-        aug = np.ascontiguousarray(aug, dtype=dtype)
-        panels = None
-        if NATIVE_RBF and aug.dtype == np.float32 and _native_width(aug):
-            panels = np.empty((-(-len(aug) // 16), aug.shape[1], 16), np.float32)
-            _rbfexp.pack_panels(aug, panels)
-        return _RBFPrepared(centre, aug, g, panels=panels)
+        return _RBFPrepared(centre, np.ascontiguousarray(aug, dtype=dtype), g)
 
     def prepare_rows(self, X, prep):
         """Rows prepared once (recomputed for each piece, their side cost ~7 % of an
@@ -230,11 +257,15 @@ class RBF(_GammaMixin, Kernel):
             # rows used once: clamped, as round-off can make -g||x - y||^2 positive
             X = _RBFRows(prep.rows_side(X), clamp=True)
         if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out):
-            if out is None:
-                out = np.empty((X.aug.shape[0], prep.aug.shape[0]), np.float32)
-            cols = prep.aug if prep.panels is None else prep.panels
-            _rbfexp.block(X.aug, cols, X.clamp, out)
-            return out
+            if len(X.aug) >= NATIVE_RBF_PACK_ROWS:
+                prep.pack()
+            panels = prep.panels()
+            # a block of few rows does not pay for packing its columns: NumPy's
+            if panels is not None or len(X.aug) >= NATIVE_RBF_PACK_ROWS:
+                if out is None:
+                    out = np.empty((X.aug.shape[0], prep.aug.shape[0]), np.float32)
+                _rbfexp.block(X.aug, prep.aug if panels is None else panels, X.clamp, out)
+                return out
         out = np.matmul(X.aug, prep.aug.T, out=out)
         if X.clamp:
             np.minimum(out, 0, out=out)
