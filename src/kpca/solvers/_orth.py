@@ -17,6 +17,7 @@ rows are shared by that many threads (one BLAS thread each).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -71,12 +72,7 @@ def row_sum(step: Callable[[int, int], np.ndarray | None], n: int,
         return total
 
     parts = [p for p in run_blocks(group, range(groups), groups) if p is not None]
-    if not parts:
-        return None
-    total = parts[0]
-    for p in parts[1:]:
-        total += p
-    return total
+    return functools.reduce(np.add, parts) if parts else None
 
 
 def project_out(Q: np.ndarray, W: np.ndarray, workers: int = 1
