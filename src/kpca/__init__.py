@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._config import config_context, get_config, set_config
 from ._version import __version__
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
@@ -87,6 +88,9 @@ __all__ = [
     "SphericalKernelPCA",
     "WeightedKernelPCA",
     "__version__",
+    "config_context",
+    "get_config",
+    "set_config",
     "kernels",
     "load",
     "operators",

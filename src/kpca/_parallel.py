@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from ._config import propagate
+
 T = TypeVar("T")
 
 #: a tall product is split over threads only when each gets at least this many rows
@@ -55,7 +57,7 @@ def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> 
     if workers <= 1 or len(items) <= 1:
         return [work(x) for x in items]
     with blas_threads(1), ThreadPoolExecutor(min(workers, len(items))) as pool:
-        return list(pool.map(work, items))
+        return list(pool.map(propagate(work), items))
 
 
 def matmul_rows(A: Any, B: Any, workers: int) -> Any:
@@ -86,6 +88,7 @@ def run_stream(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> 
         yield from (work(x) for x in items)
         return
     pending: list[Any] = []
+    work = propagate(work)  # the workers run with this call's kpca settings
     with blas_threads(1), ThreadPoolExecutor(workers) as pool:
         for x in items:
             pending.append(pool.submit(work, x))
