@@ -78,7 +78,7 @@ _OVERRIDES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _derived(name: str) -> Any:
     # a machine fact, read once per process (cores, caches and memory limits do not
     # change under a running process in any way kpca could follow mid-fit)
