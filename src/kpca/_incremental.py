@@ -38,7 +38,8 @@ from sklearn.utils.validation import validate_data
 
 from ._array_api import refuse_device
 from ._base import BaseKernelPCA, extend_init, outlier_statistics
-from ._kernel_pca import ARPACK_SERIAL_ROWS, KernelPCA
+from ._config import get_config
+from ._kernel_pca import KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, job_threads
 from ._rows import RowSource
@@ -517,7 +518,8 @@ n_features)
         if rule != "krylov" and N <= FLOAT64_MAX_ROWS:
             dense = op.to_dense().astype(np.float64, copy=False)
             # ARPACK's many small products run on one BLAS thread, as in KernelPCA
-            serial = rule == "arpack" and self.n_jobs is None and N <= ARPACK_SERIAL_ROWS
+            serial = (rule == "arpack" and self.n_jobs is None
+                      and N <= get_config()["arpack_serial_rows"])
             with blas_threads(1 if serial else None):
                 # the solver may decompose the matrix in place: it is ours
                 res = eigsh_top(DenseOperator(dense, owned=True), m, solver=rule,

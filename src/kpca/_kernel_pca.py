@@ -32,6 +32,7 @@ from ._array_api import (
     to_host,
 )
 from ._base import BaseKernelPCA
+from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, job_threads
 from .diagnostics import Influence, norm_floor, od_noise
@@ -41,6 +42,8 @@ from .kernels import (
     Kernel,
     Precomputed,
     as_strings,
+    explicit_features,
+    feature_dimension,
     make_kernel,
     resolve_gamma,
 )
@@ -58,25 +61,28 @@ from .operators import (
 from .operators._device import DeviceKernelOperator
 from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
-    DENSE_MAX_ROWS,
     SOLVERS,
     EigenResult,
     choose_solver,
+    dense_flops,
     eigsh_top,
     finalize,
+    kernel_value_flops,
     krylov_basis_size,
     krylov_block_size,
+    krylov_flops,
     krylov_start,
+    machine_threads,
     nystrom_start,
+    primal_eigsh,
+    primal_flops,
+    solver_flops,
     start_landmarks,
     workspace_bytes,
 )
 from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
-
-#: ARPACK fits up to this many rows run their BLAS on one thread (see _decompose)
-ARPACK_SERIAL_ROWS = 1500
 
 
 @dataclass(frozen=True)
@@ -158,14 +164,17 @@ class KernelPCA(BaseKernelPCA):
         'dense' is LAPACK on the full centred Gram matrix (top-k subset),
         'arpack' implicitly restarted Lanczos, 'randomized' randomized subspace
         iteration, *kpca* 'krylov' thick-restart block Lanczos (one pass over the
-        kernel matrix serves a block of vectors). 'auto' uses 'dense' when more
-        than a fifth of the spectrum is wanted or ``n_samples <= 2000`` ('arpack'
-        there for ``k < 10``, ``k * n_samples <= 40000`` or a kernel rank bound
-        within ARPACK's ``2k + 1`` vectors, and for ``k < 10`` up to 4096 rows),
-        'krylov' beyond or when the kernel matrix does not fit
-        ``memory_limit``; an iterative solve that has not converged in the time a
-        dense one would take falls back to 'dense' (docs/math.md, "Choosing a
-        solver"). All solvers only see the centred-kernel operator.
+        kernel matrix serves a block of vectors). 'auto' picks the one of least
+        modelled cost in flops (a function of ``n_samples``, ``k``, the kernel and
+        ``kpca.get_config()``, never of time or load): 'dense', 'arpack' or
+        'krylov' when the kernel matrix fits ``memory_limit``, 'krylov'
+        (matrix-free) when it does not; for the linear kernel and polynomial
+        kernels of integer degree with few features, the primal route (the
+        covariance of the explicit features, no kernel matrix; ``eigen_solver_``
+        is then ``'primal'``) when that is cheaper. An iterative solve that has
+        not converged within the modelled cost of a dense solve falls back to
+        'dense' (docs/math.md, "Choosing a solver"). All solvers only see the
+        centred-kernel operator.
     tol : float, default=0
         Convergence tolerance: arpack's relative accuracy (0: machine precision);
         for randomized and krylov the residual target ``||K~v - mu v|| / mu_1``
@@ -585,25 +594,70 @@ class KernelPCA(BaseKernelPCA):
         return storage_dtype(self.precision, X.dtype, n, error)
 
     def _plan(self, X, kernel: Kernel, distributed: bool = False) -> _Plan:
-        """Resolve n_components, the solver, the storage precision and the budget."""
+        """Resolve n_components, the solver, the storage precision and the budget.
+
+        Under ``eigen_solver='auto'`` the solver is the one of least modelled cost
+        (:func:`kpca.solvers.choose_solver`; docs/math.md, "Choosing a solver"): a
+        function of the data's shape, the parameters, the kernel and the configuration
+        only, never of time or load. The memory budget decides whether ``K`` fits.
+        """
         n = X.shape[0]
         nc = self.n_components
         fraction = float(nc) if _is_fraction(nc) else None
         k = self._n_requested(n)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit
+        solver, auto = self.eigen_solver, self.eigen_solver == "auto"
+        if auto and self._primal_pays(X, kernel, n, k, fraction, distributed, budget):
+            # no kernel matrix: the features' covariance, in float64
+            dtype = np.dtype(np.float32 if self.precision == "float32" else np.float64)
+            return _Plan(kernel, n, k, fraction, "primal", dtype, budget, distributed, auto,
+                         n * n * dtype.itemsize <= budget)
         dtype = self._storage_dtype(X, n, kernel)
         dense_fits = self._is_precomputed() or n * n * dtype.itemsize <= budget
-        solver, auto = self.eigen_solver, self.eigen_solver == "auto"
         if auto and fraction is not None:
-            # a variance fraction needs an unknown number of components: dense where
-            # the whole spectrum is cheap, block Lanczos (growing k) beyond
-            solver = "dense" if dense_fits and n <= DENSE_MAX_ROWS else "krylov"
+            # a variance fraction needs an unknown number of components: dense (the
+            # whole spectrum) where it costs no more than block Lanczos for 16, 32 and
+            # 64 components (the growing k of _decompose_fraction), block Lanczos beyond
+            size = dtype.itemsize
+            threads = machine_threads()
+            iterative = sum(krylov_flops(n, kk, size, threads=threads)
+                            for kk in (16, 32, 64))
+            solver = "dense" if dense_fits and dense_flops(
+                n, n, size, threads=threads) + 4.0 * n**3 / threads <= iterative else "krylov"
         elif auto:
             # strings and precomputed kernels have no feature count
             rank = kernel.rank_bound(X.shape[1]) if kernel.requires_vectors else None
-            solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank)
+            solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank,
+                                   itemsize=dtype.itemsize)
         return _Plan(kernel, n, k, fraction, solver, dtype, budget, distributed, auto, dense_fits)
+
+    def _primal_pays(self, X, kernel: Kernel, n: int, k: int, fraction, distributed: bool,
+                     budget: int) -> bool:
+        """Whether the primal route (:func:`kpca.solvers.primal_eigsh`) applies and is
+        modelled cheaper than building ``K`` and solving the dual problem."""
+        if (fraction is not None or distributed or self._is_precomputed()
+                or not isinstance(X, np.ndarray) or X.ndim != 2
+                or not getattr(kernel, "requires_vectors", True)
+                # subclasses that centre or rescale otherwise decompose another operator
+                or type(self)._decompose_planned is not KernelPCA._decompose_planned
+                or type(self)._center_operator is not KernelPCA._center_operator):
+            return False
+        p = feature_dimension(kernel, X.shape[1])
+        if p is None:
+            return False
+        if self.n_components is None:
+            k = min(k, p)  # zero eigenvalues are dropped: at most p components
+        if p > get_config()["primal_max_features"] or k > p:
+            return False
+        if 8 * (n * p + 2 * p * p) > budget:
+            return False
+        degree = max(1, int(getattr(kernel, "degree", 1)))
+        # the dual route builds K (n^2 / 2 kernel values) and then solves
+        threads = machine_threads()
+        dual = 0.5 * n * n * kernel_value_flops(kernel, X.shape[1]) / threads + min(
+            solver_flops(n, k, threads=threads).values())
+        return primal_flops(n, p, k, degree) <= dual
 
     def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False,
                    device: Any = None) -> _Decomposition:
@@ -637,7 +691,7 @@ class KernelPCA(BaseKernelPCA):
         # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread; slower from
         # 2,000 rows on)
         serial = (plan.solver == "arpack" and self.n_jobs is None
-                  and plan.n <= ARPACK_SERIAL_ROWS)
+                  and plan.n <= get_config()["arpack_serial_rows"])
         # a tiled operator's passes run on worker threads (one BLAS thread each); the
         # small products and factorizations between them stay on this thread's one
         # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
@@ -651,6 +705,8 @@ class KernelPCA(BaseKernelPCA):
             return self._decompose_planned(X, plan, rng)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
+        if plan.solver == "primal":
+            return self._decompose_primal(X, plan, rng)
         op = self._kernel_operator(X, plan, rng)
         diag = op.diag()
         if not np.all(np.isfinite(diag)):
@@ -679,6 +735,41 @@ class KernelPCA(BaseKernelPCA):
             vectors=final.vectors.astype(out_dtype, copy=False),
         )
         return _Decomposition(final, trace, centering, plan, fitted)
+
+    def _decompose_primal(self, X, plan: _Plan, rng) -> _Decomposition:
+        """The primal route: the covariance of the explicit features (no ``K``).
+
+        The same eigenvalues, dual eigenvectors, trace and centring statistics as the
+        dual route (:func:`kpca.solvers.primal_eigsh`), and the same post-processing.
+        """
+        F = explicit_features(plan.kernel, X)
+        diag = np.einsum("ij,ij->i", F, F)
+        noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
+        if not (np.all(np.isfinite(F))):
+            raise ValueError(
+                "the kernel matrix has non-finite values on its diagonal (overflow): check "
+                "the kernel parameters (e.g. degree, gamma, coef0) or scale the data."
+            )
+        # n_components=None keeps the non-zero eigenvalues: at most p of them
+        k = min(plan.k, F.shape[1]) if self.n_components is None else plan.k
+        sol = primal_eigsh(F, k, center=self.center, random_state=rng)
+        del F
+        centering = (Centering(sol.row_means, sol.grand_mean) if self.center
+                     else Centering.none(plan.n))
+        trace = sol.trace if sol.trace > noise else 0.0
+        final = finalize(
+            sol.result,
+            remove_zero=bool(self.remove_zero_eig or self.n_components is None),
+            drop_negative=self.n_components is None,
+            noise_floor=noise,
+        )
+        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        final = replace(
+            final,
+            values=final.values.astype(out_dtype, copy=False),
+            vectors=final.vectors.astype(out_dtype, copy=False),
+        )
+        return _Decomposition(final, trace, centering, plan)
 
     def _in_process(self, plan: _Plan) -> bool:
         """Whether the fit's operator is one dense matrix in this process (precomputed

@@ -17,8 +17,6 @@ from sklearn.metrics.pairwise import rbf_kernel
 from kpca import KernelPCA
 from kpca.operators import DenseOperator
 from kpca.solvers import (
-    DENSE_MAX_ROWS,
-    choose_solver,
     eigsh_top,
     finalize,
     krylov_basis_size,
@@ -188,22 +186,6 @@ def test_fallback_to_dense_when_iterative_does_not_converge(solver, caplog):
             eigsh_top(DenseOperator(A), 6, solver=solver, max_iter=1)
 
 
-def test_auto_policy():
-    assert choose_solver(150, 3) == "dense"
-    assert choose_solver(1500, 5) == "arpack"
-    assert choose_solver(500, 32) == "arpack" and choose_solver(1500, 32) == "dense"
-    assert choose_solver(2000, 20) == "arpack" and choose_solver(1000, 64) == "dense"
-    assert choose_solver(DENSE_MAX_ROWS + 1, 32) == "krylov"
-    assert choose_solver(3500, 5) == "arpack" and choose_solver(5000, 5) == "krylov"
-    assert choose_solver(20000, 10) == "krylov"
-    assert choose_solver(3000, 700) == "dense"  # over a fifth of the spectrum
-    assert choose_solver(1500, 32, dense_fits=False) == "krylov"
-    # a rank bound that ARPACK's 2k + 1 vectors cover (the linear kernel, d = 64)
-    assert choose_solver(1500, 32, rank=64) == "arpack"
-    assert choose_solver(1500, 64, rank=64) == "dense"  # k >= rank: null space wanted
-    assert choose_solver(1500, 30, rank=64) == "dense"  # 2k + 1 < rank
-
-
 def test_block_and_basis_sizes():
     assert krylov_block_size(10) == 24 and krylov_block_size(128) == 144
     assert krylov_block_size(128, cheap_pass=True, n=3500) == 32
@@ -215,18 +197,33 @@ def test_block_and_basis_sizes():
             assert b % 8 == 0 and m >= 3 * k + b and m >= k + 2 * b
 
 
-def test_default_fit_on_digits_converges_without_warning():
-    """KernelPCA's defaults on noisy digits past the dense range: block Lanczos,
-    no ConvergenceWarning, eigenvalues within 1e-6 of a dense solve."""
+def noisy_digits(n: int) -> np.ndarray:
+    """The issue's data: digits with noisy copies (sd 2) appended, ``n`` rows."""
     X = load_digits().data
     rng = np.random.default_rng(0)
-    X = np.vstack([X, X + rng.normal(0, 2, X.shape)])[: DENSE_MAX_ROWS + 300]
+    return np.vstack([X, X + rng.normal(0, 2, X.shape)])[:n]
+
+
+def test_default_fit_on_digits_converges_without_warning():
+    """Block Lanczos on noisy digits past the digits set (the issue's 2,300 rows, RBF
+    gamma = 1e-2, k = 32): no ConvergenceWarning, no fallback (the budget is counted
+    in passes, so this holds on a loaded machine too), eigenvalues within 1e-6 of a
+    dense solve. The solver is pinned: which one 'auto' picks is the cost model's
+    business (tests/solvers/test_policy.py)."""
+    X = noisy_digits(2300)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = KernelPCA(32, kernel="rbf", gamma=1e-2).fit(X)
+        model = KernelPCA(32, kernel="rbf", gamma=1e-2, eigen_solver="krylov",
+                          random_state=0).fit(X)
     assert model.eigen_solver_ == "krylov"
     ref = KernelPCA(32, kernel="rbf", gamma=1e-2, eigen_solver="dense").fit(X)
     np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=0,
+                               atol=1e-6 * ref.eigenvalues_[0])
+    # under 'auto', whichever solver the model picks converges within its budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = KernelPCA(32, kernel="rbf", gamma=1e-2, random_state=0).fit(X)
+    np.testing.assert_allclose(auto.eigenvalues_, ref.eigenvalues_, rtol=0,
                                atol=1e-6 * ref.eigenvalues_[0])
 
 

@@ -74,9 +74,9 @@ def test_solvers_agree_with_each_other():
 
 
 def test_auto_rule_and_unknown_solver():
-    assert choose_solver(100, 2) == "dense"
-    assert choose_solver(5000, 10) == "krylov"
-    assert choose_solver(5000, 2000) == "dense"
+    assert choose_solver(5000, 10, dense_fits=False) == "krylov"
+    assert choose_solver(5000, 2000) == "dense"  # 40 % of the spectrum
+    assert choose_solver(500, 128) == "dense"
     with pytest.raises(ValueError, match="eigen_solver must be one of"):
         eigsh_top(DenseOperator(np.eye(3)), 1, solver="magic")
 

@@ -4,6 +4,7 @@ See :mod:`kpca.kernels._base` for the contract.
 """
 
 from ._base import Kernel, dot_block, sq_euclidean_block
+from ._explicit import explicit_features, feature_dimension
 from ._features import FourierFeatures
 from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
 from ._standard import (
@@ -24,6 +25,8 @@ from ._string import Spectrum, as_strings, pgram_counts
 KERNELS["spectrum"] = Spectrum
 
 __all__ = [
+    "explicit_features",
+    "feature_dimension",
     "GAMMA_HEURISTICS",
     "KERNELS",
     "RBF",

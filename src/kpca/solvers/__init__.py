@@ -10,8 +10,21 @@ import logging
 
 import numpy as np
 
+from .._config import get_config
 from ..operators import KernelOperator
 from ._arpack import ArpackNoConvergence, arpack_eigsh
+from ._cost import (
+    arpack_flops,
+    arpack_max_iter,
+    choose_solver,
+    dense_flops,
+    fallback_passes,
+    kernel_value_flops,
+    krylov_flops,
+    machine_threads,
+    primal_flops,
+    solver_flops,
+)
 from ._dense import dense_eigsh, top_eigh
 from ._krylov import (
     krylov_basis_size,
@@ -20,6 +33,7 @@ from ._krylov import (
     krylov_start,
     krylov_workspace_columns,
 )
+from ._primal import primal_eigsh
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
 from ._start import START_LANDMARKS, nystrom_start, start_landmarks
@@ -33,67 +47,6 @@ SOLVERS = {
     "randomized": randomized_eigsh,
     "krylov": krylov_eigsh,
 }
-
-
-#: 'auto' uses LAPACK's dense subset solver up to this many rows (it takes ~0.1 s at
-#: n = 1,500, where a restarted block method is no faster, and 0.4 s at 2,500, where
-#: block Lanczos and ARPACK take 0.05-0.6 s), and block Lanczos beyond
-#: (docs/benchmarks.md, "Choosing a solver")
-DENSE_MAX_ROWS = 2000
-#: ... and within that range ARPACK on the stored matrix for k < ARPACK_MAX_K or
-#: k * n <= ARPACK_MAX_KN: its ~5k products with a matrix that stays in cache beat
-#: LAPACK's O(n^3) reduction there (measured on digits, solve only: n = 1,000, k = 32:
-#: 16-87 ms against 38-42 ms dense; n = 1,500, k = 64: 117-241 ms against 115-123 ms)
-ARPACK_MAX_K = 10
-ARPACK_MAX_KN = 40_000
-#: ... and for k < ARPACK_MAX_K up to this many rows, where the stored matrix is
-#: float64 anyway (precision='auto' keeps float64 up to 4,096 rows, so block Lanczos
-#: gets no float32 speed-up) and single-vector products converge in the fewest
-#: (measured on digits, n = 3,500, k = 5: 0.25-0.32 s against 0.28-0.42 s)
-ARPACK_MAX_ROWS = 4096
-#: seconds per n^3 of LAPACK's subset eigensolver on this project's machine
-#: (measured 1.7-2.3 s at n = 3,594); the 'auto' fallback's time budget
-DENSE_SECONDS_PER_N3 = 5e-11
-
-
-def choose_solver(n: int, k: int, *, dense_fits: bool = True, rank: int | None = None) -> str:
-    """The ``'auto'`` rule (see docs/benchmarks.md for the measurements behind it).
-
-    - ``'dense'`` when more than a fifth of the spectrum is wanted, or ``n`` is at
-      most :data:`DENSE_MAX_ROWS`, ``k >= 10`` and ``k * n > 40,000``: LAPACK's
-      subset solver is then as fast as any iterative one, and exact;
-    - ``'arpack'`` on the stored matrix for fewer components of a small problem,
-      and for ``k < 10`` up to :data:`ARPACK_MAX_ROWS` (single-vector Lanczos needs
-      the fewest products, and a product is cheap);
-    - ``'krylov'`` (thick-restart block Lanczos) otherwise, and whenever the whole
-      matrix does not fit the memory budget (``dense_fits=False``).
-
-    ``rank`` is a known bound on the kernel matrix's rank (the linear kernel's
-    ``n_features``): when ARPACK's search space of ``2k + 1`` vectors covers it
-    (``k < rank <= 2k + 1``), ARPACK converges in one sweep and is used up to
-    :data:`DENSE_MAX_ROWS` (measured: n = 1,500, k = 32, rank 61: 37 ms against
-    102 ms dense; beyond, block Lanczos needs only a few passes on a low-rank K).
-
-    With ``'auto'``, an unconverged block Lanczos run falls back to the dense solver
-    when the matrix fits (see :func:`dense_seconds`).
-    """
-    if not dense_fits:
-        return "krylov"
-    if k >= n / 5 or n <= 200:
-        return "dense"
-    if rank is not None and k < rank <= 2 * k + 1 and n <= DENSE_MAX_ROWS:
-        return "arpack"
-    if n <= DENSE_MAX_ROWS:
-        return "arpack" if k < ARPACK_MAX_K or k * n <= ARPACK_MAX_KN else "dense"
-    if n <= ARPACK_MAX_ROWS and k < ARPACK_MAX_K:
-        return "arpack"
-    return "krylov"
-
-
-def dense_seconds(n: int) -> float:
-    """Estimated seconds of a dense top-k solve at size ``n`` (the time budget that
-    ``'auto'`` gives an iterative solver before falling back to it)."""
-    return max(0.2, DENSE_SECONDS_PER_N3 * float(n) ** 3)
 
 
 def workspace_bytes(solver: str, n: int, k: int, *, cheap_pass: bool = False) -> int:
@@ -128,13 +81,19 @@ def eigsh_top(
     solver : {'auto', 'dense', 'arpack', 'randomized', 'krylov'}
         'auto' applies :func:`choose_solver`.
     fallback : bool, default=None
-        Fall back to the dense solver when an iterative one has not converged; block
-        Lanczos then gets the time a dense solve would take (:func:`dense_seconds`),
-        and ARPACK's non-convergence is not an error. Default: True for 'auto'. Only
-        for operators whose dense matrix fits in memory.
+        Fall back to the dense solver when an iterative one has not converged within
+        the modelled cost of a dense solve (``auto_fallback_ratio`` times
+        :func:`kpca.solvers.dense_flops`, converted into block Lanczos passes or
+        ARPACK restarts: :func:`fallback_passes`, :func:`arpack_max_iter`), unless
+        ``max_iter`` is given; ARPACK's non-convergence is then not an error. The
+        budget is counted in work, never in seconds, so the result does not depend on
+        how busy the machine is. Default: True for 'auto'. Only for operators whose
+        dense matrix fits in memory.
     **options
         ``tol``, ``max_iter``, ``iterated_power``, ``random_state``, ``start``:
-        read by the solvers that use them.
+        read by the solvers that use them; ``time_limit`` (seconds, block Lanczos
+        only) is an explicit user option that makes the result depend on the
+        machine's speed and load: kpca never sets it.
     """
     if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
         from ._device import device_eigsh
@@ -144,8 +103,9 @@ def eigsh_top(
         return _check_count(device_eigsh(op, k, solver=solver, **options), k, op.n)
     if fallback is None:
         fallback = solver == "auto"
+    itemsize = np.dtype(op.dtype).itemsize
     if solver == "auto":
-        solver = choose_solver(op.n, k)
+        solver = choose_solver(op.n, k, itemsize=itemsize)
     try:
         fn = SOLVERS[solver]
     except KeyError:
@@ -154,8 +114,8 @@ def eigsh_top(
         ) from None
     if not fallback or solver == "dense":
         return _check_count(fn(op, k, **options), k, op.n)
-    if solver == "krylov" and options.get("time_limit") is None:
-        options["time_limit"] = dense_seconds(op.n)
+    if options.get("max_iter") is None:
+        options["max_iter"] = _fallback_budget(op, k, solver, itemsize, options)
     try:
         result = fn(op, k, **options)
     except ArpackNoConvergence as exc:
@@ -171,6 +131,30 @@ def eigsh_top(
     return _check_count(dense_eigsh(op, k), k, op.n)
 
 
+def _fallback_budget(op: KernelOperator, k: int, solver: str, itemsize: int,
+                     options: dict) -> int | None:
+    """``max_iter`` worth the modelled cost of a dense solve (``auto_fallback_ratio``
+    times :func:`dense_flops`): block Lanczos passes of this operator (its block and
+    basis, the kernel evaluations of a matrix-free pass) or ARPACK restarts."""
+    n = op.n
+    if solver == "arpack":
+        budget = get_config()["auto_fallback_ratio"] * dense_flops(
+            n, k, itemsize, threads=machine_threads())
+        return arpack_max_iter(n, k, budget, itemsize)
+    if solver != "krylov":
+        return None
+    start = options.get("start")
+    b = start[0].shape[1] if start is not None else (
+        options.get("block_size") or krylov_block_size(k))
+    m = krylov_basis_size(k, b)
+    base = getattr(op, "base", op)  # a centred wrapper: the operator it applies
+    stored = float(getattr(base, "fraction_stored", 1.0))
+    X = getattr(base, "X", None)
+    eval_flops = kernel_value_flops(getattr(base, "kernel", None),
+                                    X.shape[1] if getattr(X, "ndim", 0) == 2 else None)
+    return fallback_passes(n, k, b, m, itemsize, eval_flops, stored)
+
+
 def _check_count(result: EigenResult, k: int, n: int) -> EigenResult:
     """Every solver returns exactly ``min(k, n)`` pairs: never a narrower result."""
     m = result.values.shape[0]
@@ -183,17 +167,21 @@ def _check_count(result: EigenResult, k: int, n: int) -> EigenResult:
 
 
 __all__ = [
-    "ARPACK_MAX_K",
-    "ARPACK_MAX_KN",
-    "ARPACK_MAX_ROWS",
-    "DENSE_MAX_ROWS",
     "SOLVERS",
     "EigenResult",
     "UpdatedPairs",
     "extend_eigenpairs",
     "arpack_eigsh",
+    "arpack_flops",
+    "arpack_max_iter",
     "choose_solver",
-    "dense_seconds",
+    "dense_flops",
+    "fallback_passes",
+    "kernel_value_flops",
+    "krylov_flops",
+    "primal_eigsh",
+    "primal_flops",
+    "solver_flops",
     "default_rtol",
     "krylov_basis_size",
     "krylov_block_size",

@@ -1,0 +1,220 @@
+"""The ``'auto'`` policy's cost model: flops, never seconds (docs/math.md, "Choosing a
+solver").
+
+Every cost is counted in flops of a cache-blocked matrix product (BLAS-3); a flop of a
+memory-bound matrix-vector product (BLAS-2) costs ``w = blas2_flop_cost`` of them, or
+``w / 2`` while the matrix fits the last-level cache (``solver_cache_bytes``). The
+counts of products and passes an iterative solver will need come from conservative
+convergence bounds (``arpack_products_*``, ``krylov_columns_*``) that depend on ``k``
+and the basis size only. So the choice, and the budget after which an iterative solve
+falls back to the dense solver, depend on the data's shape, the parameters, the kernel
+and the configuration: never on elapsed time or on how busy the machine is.
+
+The model (``n`` rows, ``k`` wanted pairs):
+
+* dense (LAPACK's tridiagonal reduction, then ``k`` vectors):
+  ``(2/3) n^3 (1 + w/2) + 2 n^2 k + c n`` -- of the ``(4/3) n^3`` flops of the
+  reduction, half are blocked updates and half symmetric matrix-vector products (which
+  read half the matrix: ``w / 2``); ``2 n^2 k`` back-transforms the vectors; ``c``
+  (``dense_column_flops``) is the fixed cost of a column;
+* ARPACK: ``P (2 n^2 w + 4 n (k + ncv) + s)`` with ``P = a ncv + b`` products
+  (``ncv = max(2k + 1, 20)``), ``4 n (k + ncv)`` the Gram-Schmidt of a step against
+  the basis (which stays in cache) and ``s`` (``arpack_step_flops``) its call overhead;
+* block Lanczos on a stored matrix: ``ceil((a' k + b') / b)`` passes of
+  ``2 n^2 b (s / 8) + 6 n m b + E(m) + 4 n b^2`` -- the product (float32 storage ``s =
+  4``: twice the flops per cycle), classical Gram-Schmidt twice against a basis of
+  ``3/4 m`` columns on average, the Rayleigh-Ritz eigenproblem ``E(m)`` of the
+  ``m``-column basis (the dense model with ``k = m``) and Cholesky QR; a matrix-free
+  pass also evaluates the ``n^2 / 2`` kernel values (``e`` flops each).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._config import get_config
+
+__all__ = [
+    "arpack_flops",
+    "arpack_max_iter",
+    "arpack_products",
+    "blas2_weight",
+    "choose_solver",
+    "dense_flops",
+    "fallback_passes",
+    "kernel_value_flops",
+    "machine_threads",
+    "krylov_flops",
+    "krylov_pass_flops",
+    "krylov_passes",
+    "primal_flops",
+    "solver_flops",
+]
+
+
+def blas2_weight(matrix_bytes: float, cfg: dict[str, Any] | None = None) -> float:
+    """Cost of a matrix-vector flop on a matrix of ``matrix_bytes`` bytes, in units of
+    a blocked-product flop: ``blas2_flop_cost``, halved when it fits the cache."""
+    cfg = cfg or get_config()
+    w = float(cfg["blas2_flop_cost"])
+    return w / 2 if matrix_bytes <= cfg["solver_cache_bytes"] else w
+
+
+def dense_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
+                threads: int = 1) -> float:
+    """Modelled cost of LAPACK's top-``k`` solve of an ``n x n`` matrix; its blocked
+    updates and back-transformation are shared by ``threads`` BLAS threads, its
+    matrix-vector half is bound by memory (not shared)."""
+    cfg = cfg or get_config()
+    w = blas2_weight(n * n * itemsize, cfg)
+    blocked = (2.0 / 3.0) * n**3 + 2.0 * n * n * min(k, n)
+    return (blocked / max(1, threads) + (2.0 / 3.0) * n**3 * w / 2.0
+            + cfg["dense_column_flops"] * n)
+
+
+def arpack_products(k: int, cfg: dict[str, Any] | None = None) -> int:
+    """The conservative estimate of ARPACK's products for ``k`` pairs."""
+    cfg = cfg or get_config()
+    ncv = max(2 * k + 1, 20)
+    return int(math.ceil(cfg["arpack_products_per_ncv"] * ncv + cfg["arpack_products_offset"]))
+
+
+def arpack_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None
+                 ) -> float:
+    """Modelled cost of ARPACK (implicitly restarted Lanczos) on a stored matrix."""
+    cfg = cfg or get_config()
+    ncv = max(2 * k + 1, 20)
+    if ncv >= n:  # ARPACK's basis would be the whole space: never cheaper than dense
+        return math.inf
+    w = blas2_weight(n * n * itemsize, cfg)
+    step = 2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv) + cfg["arpack_step_flops"]
+    return arpack_products(k, cfg) * step
+
+
+def arpack_max_iter(n: int, k: int, budget: float, itemsize: int = 8,
+                    cfg: dict[str, Any] | None = None) -> int:
+    """ARPACK's ``maxiter`` (restarts) worth ``budget`` flops: after its first ``ncv``
+    products, each restart makes ``ncv - k`` more."""
+    cfg = cfg or get_config()
+    ncv = min(max(2 * k + 1, 20), n - 1)
+    w = blas2_weight(n * n * itemsize, cfg)
+    step = 2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv) + cfg["arpack_step_flops"]
+    products = budget / step
+    return max(1, int((products - ncv) // max(1, ncv - k)) + 1)
+
+
+def kernel_value_flops(kernel: Any, n_features: int | None) -> float:
+    """Flops of one kernel value: an inner product (``2 d``) plus, for kernels other
+    than the linear one, an element-wise function (~20 flops: an exponential or
+    a power)."""
+    d = n_features or 1
+    return 2.0 * d + (0.0 if getattr(kernel, "name", "") == "linear" else 20.0)
+
+
+def krylov_pass_flops(n: int, k: int, b: int, m: int, itemsize: int = 8,
+                      eval_flops: float = 0.0, stored: float = 1.0,
+                      cfg: dict[str, Any] | None = None, threads: int = 1) -> float:
+    """Modelled cost of one block Lanczos pass of ``b`` columns with a basis of at most
+    ``m`` columns; ``stored`` is the fraction of the kernel matrix kept (the rest is
+    evaluated again, ``eval_flops`` per value). The pass's tiles are shared by
+    ``threads`` worker threads (compute-bound: it scales with them); the algebra
+    between passes is counted on one."""
+    product = 2.0 * n * n * b * (itemsize / 8.0)
+    evaluation = (1.0 - stored) * 0.5 * n * n * eval_flops
+    algebra = 6.0 * n * m * b + 4.0 * n * b * b + _eigh_flops(m, cfg)
+    return (product + evaluation) / max(1, threads) + algebra
+
+
+def _eigh_flops(m: int, cfg: dict[str, Any] | None) -> float:
+    """The Rayleigh-Ritz problem: a full eigendecomposition of an ``m x m`` matrix
+    (reduction, and ``4 m^3`` for the vectors of all pairs)."""
+    return dense_flops(m, m, cfg=cfg) + 4.0 * m**3
+
+
+def krylov_passes(k: int, b: int, cfg: dict[str, Any] | None = None) -> int:
+    """The conservative estimate of block Lanczos's passes for ``k`` pairs."""
+    cfg = cfg or get_config()
+    columns = cfg["krylov_columns_per_k"] * k + cfg["krylov_columns_offset"]
+    return max(1, int(math.ceil(columns / b)))
+
+
+def krylov_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
+                 threads: int = 1, **pass_options: Any) -> float:
+    """Modelled cost of block Lanczos on a stored matrix (its default block and basis)."""
+    from ._krylov import krylov_basis_size, krylov_block_size
+
+    b = krylov_block_size(k, True, n)
+    m = krylov_basis_size(k, b)
+    if m >= n // 2:  # the solver itself would use the dense one
+        return math.inf
+    return krylov_passes(k, b, cfg) * krylov_pass_flops(n, k, b, m, itemsize, cfg=cfg,
+                                                        threads=threads, **pass_options)
+
+
+def solver_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
+                 threads: int = 1) -> dict[str, float]:
+    """Modelled cost of each exact solver on a stored ``n x n`` matrix with ``threads``
+    worker threads (ARPACK's memory-bound products do not scale with them)."""
+    cfg = cfg or get_config()
+    return {
+        "dense": dense_flops(n, k, itemsize, cfg, threads),
+        "arpack": arpack_flops(n, k, itemsize, cfg),
+        "krylov": krylov_flops(n, k, itemsize, cfg, threads),
+    }
+
+
+def machine_threads() -> int:
+    """Threads the cost model assumes: the cores this process may use (its CPU
+    affinity), not ``n_jobs``, so that every ``n_jobs`` makes the same choice."""
+    from ..operators import n_threads
+
+    return n_threads(None)
+
+
+def choose_solver(n: int, k: int, *, dense_fits: bool = True, rank: int | None = None,
+                  itemsize: int = 8, threads: int | None = None) -> str:
+    """The ``'auto'`` rule: the exact solver of least modelled cost.
+
+    ``'krylov'`` (block Lanczos, matrix-free if need be) whenever the whole matrix does
+    not fit the memory budget (``dense_fits=False``); otherwise the cheapest of
+    ``'dense'``, ``'arpack'`` and ``'krylov'`` by :func:`solver_flops` (ties: the
+    first of that order). ``rank``: a known bound on the kernel matrix's rank (the
+    linear kernel's ``n_features``); when ``k < rank <= ncv`` ARPACK's first ``ncv``
+    products span the whole range, so it is costed at those (no restart).
+    """
+    if not dense_fits:
+        return "krylov"
+    cfg = get_config()
+    threads = machine_threads() if threads is None else threads
+    costs = solver_flops(n, k, itemsize, cfg, threads)
+    ncv = max(2 * k + 1, 20)
+    if rank is not None and k < rank <= ncv < n:
+        # one sweep of ncv products: no restart
+        w = blas2_weight(n * n * itemsize, cfg)
+        costs["arpack"] = ncv * (2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv)
+                                 + cfg["arpack_step_flops"])
+    return min(costs, key=costs.__getitem__)
+
+
+def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
+                    eval_flops: float = 0.0, stored: float = 1.0,
+                    threads: int | None = None) -> int:
+    """Passes block Lanczos may make under ``'auto'`` before the dense solver runs
+    instead: ``auto_fallback_ratio`` times the dense solve's modelled cost, in passes
+    of this operator (at least one). A pure function of its arguments and the
+    configuration."""
+    cfg = get_config()
+    threads = machine_threads() if threads is None else threads
+    budget = cfg["auto_fallback_ratio"] * dense_flops(n, k, itemsize, cfg, threads)
+    per_pass = krylov_pass_flops(n, k, b, m, itemsize, eval_flops, stored, cfg, threads)
+    return max(1, int(budget // per_pass))
+
+
+def primal_flops(n: int, p: int, k: int, degree: int = 1,
+                 cfg: dict[str, Any] | None = None) -> float:
+    """Modelled cost of the primal route for an explicit feature map of dimension
+    ``p``: the features (``n p degree``), their covariance (``2 n p^2``), its top-``k``
+    pairs and the scores (``2 n p k``)."""
+    return (float(n) * p * degree + 2.0 * n * p * p + dense_flops(p, min(k, p), cfg=cfg)
+            + 2.0 * n * p * k)
