@@ -65,8 +65,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kpca import get_config
 from kpca._parallel import blas_threads, run_blocks
-from kpca.kernels._standard import NATIVE_RBF, NATIVE_RBF_MAX_FEATURES, _rbfexp
+from kpca.kernels._standard import NATIVE_RBF, _rbfexp
 from kpca.operators._tiled import NATIVE, NATIVE_WIDTH, _tileprod
 
 
@@ -135,9 +136,9 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
 
         s = _on_threads(exp, threads, repeats)
         out[f"exp_ns_{t}"] = s / (threads * inner * t * t) * 1e9
-        # (kpca uses it up to NATIVE_RBF_MAX_FEATURES features, BLAS's product beyond)
+        # (kpca uses it up to native_rbf_max_features features, BLAS's product beyond)
         out[f"rbf_block_ns_{t}"] = _rbf_block_ns(A, T, threads, repeats, inner) if (
-            NATIVE_RBF and d <= NATIVE_RBF_MAX_FEATURES) else float("inf")
+            NATIVE_RBF and d <= get_config()["native_rbf_max_features"]) else float("inf")
     out["kernel_gemm_gflops"] = max(out[f"kernel_gemm_gflops_{t}"] for t in tiles)
     out["product_gemm_gflops"] = max(out[f"product_gemm_gflops_{t}"] for t in tiles)
     for bw in widths:
@@ -316,7 +317,7 @@ def main(argv=None) -> int:
     p.add_argument("--measure", action="store_true", help="fit kpca and compare")
     a = p.parse_args(argv)
     from kpca._memory import parse_memory
-    from kpca.solvers._krylov import NARROW_BLOCK_ROWS, krylov_block_size
+    from kpca.solvers._krylov import krylov_block_size
 
     b = a.b or krylov_block_size(a.k, cheap_pass=True, n=max(a.n))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
@@ -362,7 +363,8 @@ def main(argv=None) -> int:
         print(row)
     if not a.measure:
         print(f"\n(passes of kpca's block for k = {a.k} with K stored: 16 columns from "
-              f"{NARROW_BLOCK_ROWS} rows, 32 below; the construction pass one more)")
+              f"{get_config()['narrow_block_rows']} rows, 32 below; the construction pass "
+              "one more)")
     return 0
 
 

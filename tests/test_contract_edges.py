@@ -58,7 +58,10 @@ def test_preimage_errors_name_the_missing_input_vectors(data):
 
 def test_stream_blocks_account_for_the_input_width_and_the_threads():
     wide = fp.block_rows(100, 4, d=5000, workers=4)
-    assert wide * 4 * (5000 * 8 + 2 * 100 * 4) <= fp.BLOCK_BYTES
+    assert wide * 4 * (5000 * 8 + 2 * 100 * 4) <= kpca.get_config()["feature_block_bytes"]
+    with kpca.config_context(feature_block_bytes=2**20):  # the budget is a setting
+        assert fp.block_rows(100, 4, d=5000, workers=4) == 64  # (at least 64 rows)
+        assert fp.block_rows(100, 4) * 2 * 100 * 4 <= 2**20
     assert fp.block_rows(100, 4, d=5000, workers=4) < fp.block_rows(100, 4)
     assert fp.block_rows(100, 4, block_size=7, d=5000, workers=4) == 7
 

@@ -52,14 +52,13 @@ def test_tiled_fit_keeps_blas_on_one_thread_between_passes(monkeypatch):
 
 
 def test_large_block_algebra_asks_for_the_operators_threads(monkeypatch):
-    """Above the size where threads pay (SMALL_ALGEBRA_FLOPS), the solver's block
-    algebra asks for the operator's threads (n_jobs) explicitly: under the fit's
+    """Above the size where threads pay (the setting small_algebra_flops), the solver's
+    block algebra asks for the operator's threads (n_jobs) explicitly: under the fit's
     one-thread setting, 'unchanged' would mean one."""
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
-    monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
     seen: list[set[int]] = []
     _spy(monkeypatch, krylov, "eigh", seen)
-    with blas_threads(1):
+    with blas_threads(1), kpca.config_context(small_algebra_flops=0):
         _fit(n_jobs=2)
     assert seen and all(s == {n_threads(2)} for s in seen)
 
@@ -72,8 +71,6 @@ def test_block_lanczos_shares_the_rows_of_large_algebra(monkeypatch, large):
     import kpca.solvers._orth as orth
 
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
-    if large:
-        monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
     workers: list[int] = []
     seen: list[set[int]] = []
     real_project, real_run = krylov.project_out, orth.run_blocks
@@ -90,7 +87,7 @@ def test_block_lanczos_shares_the_rows_of_large_algebra(monkeypatch, large):
 
     monkeypatch.setattr(krylov, "project_out", project)
     monkeypatch.setattr(orth, "run_blocks", run)
-    with blas_threads(2):
+    with blas_threads(2), kpca.config_context(**({"small_algebra_flops": 0} if large else {})):
         _fit(n=2600, n_jobs=2)
     assert workers and set(workers) == ({n_threads(2)} if large else {1})
     assert seen and all(s == {1} for s in seen)
@@ -101,11 +98,10 @@ def test_wrapped_operators_pass_their_threads_on(monkeypatch):
     the fit's one-thread setting): the wrapper reports the tiled operator's threads,
     so large block algebra still gets them."""
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
-    monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
     seen: list[set[int]] = []
     _spy(monkeypatch, krylov, "eigh", seen)
     X = np.random.default_rng(3).standard_normal((500, 4))
-    with blas_threads(1):
+    with blas_threads(1), kpca.config_context(small_algebra_flops=0):
         kpca.WeightedKernelPCA(3, kernel="rbf", gamma=0.3, eigen_solver="krylov",
                                random_state=0, n_jobs=2).fit(X)
     assert seen and all(s == {n_threads(2)} for s in seen)
@@ -151,16 +147,14 @@ def test_float32_error_estimate_runs_on_one_blas_thread(monkeypatch):
 @pytest.mark.parametrize("large", [False, True])
 def test_randomized_solver_threads(monkeypatch, large):
     """Subspace iteration on a tiled operator: its QR and Rayleigh-Ritz on one BLAS
-    thread while small, on the operator's threads (n_jobs) from SMALL_ALGEBRA_FLOPS."""
+    thread while small, on the operator's threads (n_jobs) from small_algebra_flops."""
     import kpca.solvers._randomized as randomized
 
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
-    if large:
-        monkeypatch.setattr(randomized, "SMALL_ALGEBRA_FLOPS", 0)
     seen: list[set[int]] = []
     _spy(monkeypatch, randomized, "qr", seen)
     X = np.random.default_rng(2).standard_normal((600, 5))
-    with blas_threads(2):
+    with blas_threads(2), kpca.config_context(**({"small_algebra_flops": 0} if large else {})):
         model = kpca.KernelPCA(4, kernel="rbf", gamma=0.2, eigen_solver="randomized",
                                random_state=0, n_jobs=2).fit(X)
     assert model.eigen_solver_ == "randomized"

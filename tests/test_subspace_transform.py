@@ -15,10 +15,10 @@ GAMMA = 0.3
 
 
 @pytest.fixture
-def tiny_pieces(monkeypatch):
+def tiny_pieces():
     # 8 x 7 pieces on 60 expansion points and 37 new rows: ragged in both directions
-    monkeypatch.setattr(subspace, "FUSED_ROWS", 8)
-    monkeypatch.setattr(subspace, "FUSED_COLS", 7)
+    with kpca.config_context(fused_rows=8, fused_cols=7):
+        yield
 
 
 def _data(dtype):

@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import device_namespace, float_dtype, from_host, refuse_device, to_host
+from ._config import get_config
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import RBF, Linear, Polynomial
@@ -45,10 +46,8 @@ from .preimage import (
     mds_preimage,
     score_space_kernel,
 )
-from .subspace import BLOCK_BYTES, TRANSFORM_BLOCK_BYTES, FittedSubspace
+from .subspace import FittedSubspace
 
-#: smallest block budget of the pre-image methods (bytes)
-_MIN_BLOCK_BYTES = 2**16
 #: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
 INVERSE_METHODS = ("ridge", "fixed_point", "mds")
 DENOISE_METHODS = ("auto", *INVERSE_METHODS)
@@ -208,7 +207,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         X = self._validate_new(X)
         # scores in the model's precision (as the eigenvalues), whatever the rows' dtype
         return self.subspace_.transform(X, n_jobs=self.n_jobs, dtype=self.eigenvalues_.dtype,
-                                        block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
+                                        block_bytes=self._block_bytes("transform_block_bytes", 3))
 
     def _transform_device(self, X: Any, xp: Any) -> Any:
         """``transform`` of an Array API array, on its device (docs/scaling.md)."""
@@ -218,7 +217,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_device_kernel(space.kernel)
         self._check_device_rows(X, xp)
         return space.transform_device(X, xp, dtype=self.eigenvalues_.dtype,
-                                      block_bytes=self._block_bytes(TRANSFORM_BLOCK_BYTES, 3))
+                                      block_bytes=self._block_bytes("transform_block_bytes", 3))
 
     def _check_device_rows(self, X: Any, xp: Any, width: int | None = None,
                            what: str = "features") -> None:
@@ -234,12 +233,17 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if xp.isdtype(X.dtype, "real floating") and not bool(xp.all(xp.isfinite(X))):
             raise ValueError("Input X contains NaN or infinity.")
 
-    def _block_bytes(self, default: int, copies: int) -> int:
-        """``default`` bytes per block, less when ``memory_limit`` is smaller."""
+    def _block_bytes(self, setting: str, copies: int) -> int:
+        """The block budget ``setting`` (kpca._config) in bytes, less when
+        ``memory_limit`` is smaller: at most ``1 / copies`` of it per thread, and at
+        least the setting ``min_block_bytes``."""
+        cfg = get_config()
+        default = cfg[setting]
         limit = parse_memory(getattr(self, "memory_limit", None))
         if limit is None:
             return default
-        return max(_MIN_BLOCK_BYTES, min(default, limit // (copies * n_threads(self.n_jobs))))
+        per_thread = limit // (copies * n_threads(self.n_jobs))
+        return max(cfg["min_block_bytes"], min(default, per_thread))
 
     @property
     def _n_features_out(self) -> int:
@@ -495,7 +499,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Z0 = None
         if method == "fixed_point":
             Z0, _ = mds_preimage(space, Y, n_neighbors=n_neighbors,
-                                 block_bytes=self._block_bytes(BLOCK_BYTES, 8))
+                                 block_bytes=self._block_bytes("preimage_block_bytes", 8))
         return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
 
@@ -572,12 +576,12 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_device_kernel(kernel)
         Yf = from_host(Y_fit, xp, Y.device)
         D = from_host(np.asarray(self.dual_coef_, dtype=Y_fit.dtype), xp, Y.device)
-        rows = self._block_bytes(32 * 2**20, 8) // (8 * max(1, Y_fit.shape[0]))
+        rows = self._block_bytes("preimage_block_bytes", 8) // (8 * max(1, Y_fit.shape[0]))
         return device_block_product(kernel, xp.astype(Y, float_dtype(xp, Y_fit.dtype)), Yf,
                                     D, xp, rows)
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
-        block_bytes = self._block_bytes(BLOCK_BYTES, 8)
+        block_bytes = self._block_bytes("preimage_block_bytes", 8)
         if method == "fixed_point":
             Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol,
                                            block_bytes=block_bytes)

@@ -6,23 +6,26 @@ Modelled on scikit-learn's ``get_config`` / ``set_config`` / ``config_context``:
     with kpca.config_context(dense_max_rows=1000):   # LAPACK's dense solver up to 1,000 rows
         model = kpca.KernelPCA(10).fit(X)
 
-A value is read where it is used (``get_config()["name"]``), never copied into a
-module global, so that a ``config_context`` reaches it. Settings live in a
-:class:`contextvars.ContextVar`: a ``config_context`` in one thread does not leak into
-another, and kpca's worker threads (:mod:`kpca._parallel`) run with the settings of
-the call that started them (:func:`propagate`).
+A value is read where it is used (``get_config()["name"]``, once per call or pass),
+never copied into a module global, so that a ``config_context`` reaches it. Settings
+live in a :class:`contextvars.ContextVar`: a ``config_context`` in one thread does not
+leak into another, and kpca's worker threads (:mod:`kpca._parallel`) run with the
+settings of the call that started them (:func:`propagate`). Tasks kpca sends to other
+processes (Dask workers) run with the defaults.
 
-Every value is declared once in :data:`SETTINGS` with its meaning and the rule it
-comes from (a cache size, the core count, a cost model, a numerical bound), never a
-timing of one machine. Values that follow a machine fact (``None`` as the default)
-are resolved by that rule when read; setting them overrides the rule. docs/guide.md
-("Tuning") lists them all.
+Every value is declared once in :data:`SETTINGS` with its meaning and, after
+``Rule:``, the rule it comes from (a cache size, the core count, a cost model, a
+numerical bound), never a timing of one machine. Values that follow a machine fact
+(``None`` as the default) are resolved by that rule when first read; setting them
+overrides the rule, and ``None`` returns them to it. docs/guide.md ("Tuning") lists
+them all (:func:`_markdown_table` writes that list; a test keeps the two in step).
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +34,8 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = ["SETTINGS", "Setting", "config_context", "get_config", "propagate", "set_config"]
+
+MiB = 2**20
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,15 @@ class Setting:
     default : object
         The value; ``None`` where ``rule`` derives it from the machine.
     doc : str
-        What it controls and the rule it comes from (docs/guide.md shows it).
+        What it controls, then ``Rule:`` and the rule it comes from (docs/guide.md
+        shows both).
     kind : type or tuple of types
         Accepted types (``int`` accepts any integral, ``float`` any real).
     low : float, optional
         Smallest valid value (inclusive), for numbers.
     rule : callable, optional
-        ``rule() -> value`` for a ``None`` default: the machine fact it follows.
+        ``rule() -> value`` for a ``None`` default: the machine fact it follows (read
+        once per process).
     """
 
     default: Any
@@ -68,9 +75,386 @@ def _register(name: str, setting: Setting) -> None:
     SETTINGS[name] = setting
 
 
+# ------------------------------------------------------------------------ machine facts
+# (the rules of machine-derived settings: read once per process, with a fallback where
+# the operating system does not say)
+
+#: sysconf names of the data (or unified) cache of each level
+_SYSCONF_CACHE = {1: "SC_LEVEL1_DCACHE_SIZE", 2: "SC_LEVEL2_CACHE_SIZE",
+                  3: "SC_LEVEL3_CACHE_SIZE"}
+
+
+def _parse_size(text: str) -> int:
+    """``"512K"`` -> 524288 (sysfs cache sizes)."""
+    text = text.strip().upper()
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * scale
+
+
+def cache_bytes(level: int) -> int | None:
+    """Bytes of the first CPU's data (or unified) cache of ``level`` (1, 2 or 3), from
+    Linux sysfs, else ``os.sysconf``; ``None`` where neither says (macOS, Windows)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            path = os.path.join(base, entry)
+            if not entry.startswith("index"):
+                continue
+            with open(os.path.join(path, "level")) as f:
+                if int(f.read()) != level:
+                    continue
+            with open(os.path.join(path, "type")) as f:
+                if f.read().strip() == "Instruction":
+                    continue
+            with open(os.path.join(path, "size")) as f:
+                size = _parse_size(f.read())
+            if size > 0:
+                return size
+    except (OSError, ValueError):
+        pass
+    try:
+        size = os.sysconf(_SYSCONF_CACHE[level])
+    except (AttributeError, KeyError, OSError, ValueError):
+        return None
+    return int(size) if size > 0 else None
+
+
+def _l2_cache_bytes() -> int:
+    return cache_bytes(2) or MiB
+
+
 # ------------------------------------------------------------------------- declarations
 # (each layer's values, in the order of the architecture: kernels -> operators ->
-# solvers -> estimators; the rule is stated in ``doc``)
+# solvers -> estimators; the rule is stated in ``doc``, after "Rule:")
+
+# kernels
+_register("native_rbf_max_features", Setting(
+    64,
+    "Most features for which float32 RBF blocks use the compiled one-sweep kernel "
+    "(more: BLAS's product, then NumPy's exp). "
+    "Rule: a cost model. The compiled kernel makes the d + 2 multiply-adds of a kernel "
+    "value without BLAS's register blocking, and saves the second sweep over the block "
+    "(the exponents written, read back and exponentiated), worth about 64 multiply-adds "
+    "a value: it wins while d + 2 is below that and loses beyond.",
+    low=0))
+_register("native_rbf_pack_rows", Setting(
+    32,
+    "Rows from which a float32 RBF block packs its prepared columns into the compiled "
+    "kernel's panels (once, for every later block against the same columns); blocks of "
+    "fewer rows take NumPy's path until the columns are packed. "
+    "Rule: a cost model. Packing copies the c columns once, c (d + 2) values; a block "
+    "of r rows then makes r c (d + 2) multiply-adds, so from 32 rows on the copy is a few "
+    "per cent of the first block's work, where a one-row transform would pay it all.",
+    low=1))
+_register("rbf_clamp_free_error", Setting(
+    1e-3,
+    "Largest round-off bound of an RBF exponent -g ||x - y||^2 above 0 for which rows "
+    "evaluated again and again skip the clamp of the exponent at 0. "
+    "Rule: a numerical bound. The product that forms the exponent errs by at most "
+    "4 (d + 2) eps g (|x'|^2 + |y'|^2) (kernels._standard.RBF.prepare_rows); below 1e-3 "
+    "a kernel value is at most 1 + 1e-3, where rows and columns nearly coincide.",
+    kind=float, low=0.0))
+
+# operators
+_register("l2_cache_bytes", Setting(
+    None,
+    "Bytes of one core's L2 cache: the pieces of a matrix-free pass take about half of "
+    "it (operators._tiled.fused_piece). "
+    "Rule: the machine's L2 data cache, read once from Linux sysfs "
+    "(/sys/devices/system/cpu/cpu0/cache) or sysconf; 1 MiB where neither says (the L2 "
+    "of current x86-64 and ARM cores is 0.5-2 MiB).",
+    low=1, rule=_l2_cache_bytes))
+_register("gram_block_bytes", Setting(
+    2 * MiB,
+    "Bytes of one row block of kernel values while a stored kernel matrix (or a block "
+    "of kernel rows) is built. "
+    "Rule: cache. The block is written by the kernel's product and read again by the "
+    "element-wise steps that follow (clip, exp, row sums): 2 MiB stays in one core's "
+    "L2 (1-2 MiB on current server cores) or its share of the last-level cache "
+    "(2 MiB or more a core).",
+    low=1))
+_register("fused_rows", Setting(
+    256,
+    "Rows of the pieces in which transform evaluates kernel rows and multiplies them "
+    "(fused_cols columns each). "
+    "Rule: cache. 256 x 512 float32 values are 512 KiB: a piece and the operands of "
+    "its product stay in one core's L2 (0.5-2 MiB) between its evaluation and its "
+    "product.",
+    low=1))
+_register("fused_cols", Setting(
+    512,
+    "Columns of the pieces in which transform and matrix-free passes evaluate kernel "
+    "values and multiply them. "
+    "Rule: cache. With fused_rows rows (transform), or the rows that fill half of "
+    "l2_cache_bytes (passes: 128 to 1,024 rows), a piece stays in L2 between its "
+    "evaluation and its product; 512 is a multiple of every SIMD width and BLAS panel.",
+    low=1))
+_register("slice_rows", Setting(
+    128,
+    "Rows of the slices in which a stored float32 tile is centred and multiplied, and "
+    "in which the compiled product fills a tile it builds: each slice serves both of "
+    "the tile's products while it is in cache. "
+    "Rule: cache. 128 rows of a 2,048-column float32 tile are 1 MiB, within one core's "
+    "L2 or its share of the last-level cache; a multiple of the compiled kernel's "
+    "register blocks.",
+    low=1))
+_register("float64_max_rows", Setting(
+    4096,
+    "With precision='auto', float64 data keep float64 kernel values up to this many rows "
+    "(beyond, float32 unless float32_max_error forbids it). "
+    "Rule: memory and bandwidth. A float64 K of 4,096 rows is 128 MiB; beyond, storing "
+    "K in float32 halves its memory and the time of every pass over it (passes over a "
+    "stored K are bound by memory), while float32_max_error guards its accuracy.",
+    low=0))
+_register("float32_max_error", Setting(
+    1e-7,
+    "Largest estimated error of the top eigenvalues, relative to the largest, that "
+    "float32 kernel values may cause (operators.float32_eigen_error) for "
+    "precision='auto' to store them in float32. "
+    "Rule: a numerical bound. About float32's unit round-off (2^-24 = 6e-8): float32 is "
+    "used where its rounding moves the eigenvalues (Weyl's inequality) by no more than "
+    "one float32 rounding of the largest.",
+    kind=float, low=0.0))
+_register("device_tile_bytes", Setting(
+    128 * MiB,
+    "Bytes of one tile of kernel rows while a stored kernel matrix is built on a device "
+    "(a GPU); at most an eighth of memory_limit. "
+    "Rule: a cost model. A GPU runs near its peak only on launches of millions of "
+    "values (tens of thousands of lanes); 128 MiB (32 million float32 values) keeps each "
+    "launch large and is small next to the device memory that K takes.",
+    low=1))
+
+# solvers
+_register("orth_max_cond", Setting(
+    1e5,
+    "Cholesky QR makes a sweep while the block's condition number (LAPACK's estimate "
+    "from its triangular factor) stays below this; above, the solvers orthogonalise "
+    "otherwise. "
+    "Rule: a numerical bound. A Cholesky QR sweep leaves a block orthogonal to about "
+    "cond^2 eps: 1e10 x 1.1e-16 = 1e-6 after the first sweep, round-off after the "
+    "second.",
+    kind=float, low=1.0))
+_register("orth_block_rows", Setting(
+    1024,
+    "Rows of the block (and of the basis) that the iterative solvers' orthogonalisation "
+    "updates at a time, through a small reused temporary. "
+    "Rule: cache. 1,024 rows of a block of up to 64 float64 columns (512 KiB) stay in "
+    "one core's L2 or its share of the last-level cache between a step's products, "
+    "while each BLAS call still has enough rows to run near its peak.",
+    low=1))
+_register("small_algebra_flops", Setting(
+    2**28,
+    "The iterative solvers' block algebra runs on one BLAS thread below this many flops "
+    "a step (n m b for block Lanczos: rows x basis x block; n l^2 for subspace "
+    "iteration), and on the operator's threads from it on. "
+    "Rule: a cost model. Threads pay when each one's share of the products is large "
+    "next to waking BLAS threads and their spinning against the pass's workers "
+    "(tenths of a millisecond, more on a busy machine): 2^28 flops is milliseconds of "
+    "one core at tens of GFLOP/s.",
+    low=0))
+_register("start_landmarks", Setting(
+    128,
+    "Landmarks of the Nystrom warm start of the iterative solvers by default (more "
+    "where passes are costly: stored_start_landmarks, or n / 200, up to 512, when "
+    "every pass recomputes the kernel matrix). "
+    "Rule: a cost model. The start costs about 2 n m^2 flops (33,000 n at m = 128), "
+    "less than one pass (2 n^2 b flops, b >= 16) from n = 1,000 on, and a start near "
+    "the top eigenvectors saves passes.",
+    low=1))
+_register("stored_start_landmarks", Setting(
+    256,
+    "Landmarks of the warm start of a fit whose passes read a stored K, from "
+    "stored_start_rows rows on. "
+    "Rule: a cost model in passes. A larger start saves at most one pass; 256 landmarks "
+    "(the start's cost 4x that of 128) saved one of 6 passes where 512 saved none more.",
+    low=1))
+_register("stored_start_rows", Setting(
+    8000,
+    "Rows from which a stored fit's warm start takes stored_start_landmarks. "
+    "Rule: a cost model. The larger start's extra products, 2 n (256^2 - 128^2) flops, "
+    "must cost well under the one pass it may save (2 n^2 b flops, b = 16 from "
+    "narrow_block_rows on), since it does not save one on every problem: at most 40 % "
+    "of it from n = 2.5 x 49,152 / 16 = 7,700 rows on.",
+    low=0))
+_register("start_chunk_rows", Setting(
+    4096,
+    "Rows of landmark kernel values the warm start evaluates at a time. "
+    "Rule: memory. A chunk's float64 workspace (4,096 x m: 4 MiB at 128 landmarks, "
+    "16 MiB at 512) is reused by a worker's chunks; smaller chunks only add calls.",
+    low=1))
+_register("start_min_chunk_rows", Setting(
+    1024,
+    "The warm start's landmark rows are split over threads only in chunks of at least "
+    "this many rows. "
+    "Rule: a cost model. A chunk of 1,024 rows at 128 landmarks is 131,000 kernel values "
+    "and a 34-MFLOP product, far above a thread hand-off.",
+    low=1))
+_register("small_start_flops", Setting(
+    2**31,
+    "Below n m^2 = this many flops, the warm start's products run on one BLAS thread. "
+    "Rule: a cost model, as small_algebra_flops. The start's products are made once, "
+    "between threaded passes, where woken BLAS threads spin against the pass's workers; "
+    "they pay only when the products dwarf that: 8 x small_algebra_flops (at 128 "
+    "landmarks, from n = 131,000 on).",
+    low=0))
+_register("krylov_depth", Setting(
+    6,
+    "Blocks in a full basis of block Lanczos between restarts. "
+    "Rule: a cost model in passes. A deeper basis loses less at each restart and needs "
+    "fewer passes (6 blocks need 1.2-2x fewer than 4 and 2-5x fewer than 3 on digits "
+    "and synthetic spectra), while its orthogonalisation, O(n m b) a step, stays small "
+    "next to a pass at 6 b <= ~200 columns.",
+    low=1))
+_register("krylov_min_basis", Setting(
+    192,
+    "Fewest columns of a full block Lanczos basis. "
+    "Rule: a cost model in passes. Narrow blocks on a stored K (16 columns) need a deep "
+    "basis to reach the Krylov dimension of wider ones: 12 blocks of 16 converge in as "
+    "few passes as 6 blocks of 32, at half the product a pass.",
+    low=1))
+_register("narrow_block_rows", Setting(
+    6000,
+    "On a stored K, Lanczos blocks of at most 32 columns below this many rows and 16 "
+    "from it on. "
+    "Rule: a cost model of a stored pass. Its product, 2 n^2 b flops, against a fixed "
+    "part (waking the threads, Rayleigh-Ritz and the basis' QR) worth about "
+    "small_algebra_flops: narrow blocks make more but cheaper passes and pay once a "
+    "16-column product (32 n^2 flops) is several times the fixed part (at n = 6,000, "
+    "1.2 GFLOP: 4x).",
+    low=0))
+
+# estimators, subspace and pre-images
+_register("min_block_bytes", Setting(
+    64 * 2**10,
+    "Smallest block budget that memory_limit can shrink a block to (transform, "
+    "pre-images). "
+    "Rule: a cost model. 64 KiB (8,192 float64 values) is about where a block's fixed "
+    "costs (a Python and a BLAS call, ~10 microseconds) equal its work.",
+    low=1))
+_register("transform_block_bytes", Setting(
+    32 * MiB,
+    "Bytes of kernel rows (rows x expansion points) one transform thread evaluates at "
+    "once where transform does not use fused pieces (sparse rows, non-vector kernels, "
+    "random features); under memory_limit, at most a third of it per thread. "
+    "Rule: a cost model. A block's fixed costs (a Python call, a BLAS call, a thread "
+    "hand-off) stay under 1 % of its work (32 MiB: 4 million kernel values), and "
+    "n_jobs blocks stay small next to memory.",
+    low=1))
+_register("preimage_block_bytes", Setting(
+    32 * MiB,
+    "Bytes of one (points x expansion points) float64 block of the pre-image methods "
+    "(ridge, fixed point, MDS neighbours) and of denoise; under memory_limit, at most "
+    "an eighth of it per thread. "
+    "Rule: a cost model, as transform_block_bytes.",
+    low=1))
+_register("fixed_point_chunk_rows", Setting(
+    2048,
+    "Points the fixed-point pre-image iterates together (fewer where "
+    "preimage_block_bytes asks). "
+    "Rule: a cost model. Each iteration is one Python step over the chunk: 2,048 points "
+    "make each step's products large (2,048 x the column block) while the chunk's "
+    "state (a few 2,048 x d arrays) stays in cache.",
+    low=1))
+
+# robust
+_register("anova_block_bytes", Setting(
+    8 * MiB,
+    "Bytes of the block of one variable's pairwise kernel terms that AnovaKernelPCA's "
+    "weight update evaluates at a time. "
+    "Rule: a cost model, as transform_block_bytes: 8 MiB (one million values, "
+    "exponentiated in place) makes a block's fixed costs negligible.",
+    low=1))
+_register("robpca_block_bytes", Setting(
+    32 * MiB,
+    "Bytes of one block of direction projections (n x b float64) of KernelROBPCA's "
+    "outlyingness, and of the rows of the check that a precomputed kernel is positive "
+    "semi-definite. "
+    "Rule: a cost model, as transform_block_bytes.",
+    low=1))
+
+# approximations
+_register("feature_block_bytes", Setting(
+    64 * MiB,
+    "Bytes that all the streamed row blocks in flight may hold while the Nystrom and "
+    "random-feature estimators accumulate their features (each block: its inputs, "
+    "its features and one temporary). "
+    "Rule: a cost model. Each block's fixed costs (a read, a Python step, a BLAS call) "
+    "stay under 1 % of its work, and the blocks of all threads stay small next to "
+    "memory (64 MiB in all).",
+    low=1))
+_register("feature_lanczos_min_size", Setting(
+    500,
+    "Feature covariances of at least this order, with at most a tenth of their "
+    "eigenpairs wanted, are decomposed by Lanczos (ARPACK) instead of LAPACK. "
+    "Rule: a flop count. LAPACK's full decomposition costs about 9 q^3 flops whatever "
+    "k is, Lanczos about 2 q^2 flops per product; below q = 500, 9 q^3 is about a "
+    "GFLOP and Lanczos' per-product call-backs (hundreds of them) cost as much.",
+    low=1))
+_register("approx_sample_rows", Setting(
+    2000,
+    "Rows drawn to resolve gamma heuristics, choose the accumulation shift and set "
+    "the outlier cut-offs of the Nystrom and random-feature estimators. "
+    "Rule: a sampling bound. Means and quantiles from 2,000 rows err by about "
+    "1 / sqrt(2,000) = 2 % of the spread, at a cost that does not grow with n.",
+    low=1))
+_register("kmeans_rows_per_landmark", Setting(
+    10,
+    "Rows k-means clusters per landmark when landmarks='kmeans' (at most "
+    "kmeans_max_rows). "
+    "Rule: a sampling bound. About 10 rows a centre give every centre data to move to "
+    "(fewer leave centres on single rows), while a Lloyd step costs rows x landmarks x "
+    "d flops.",
+    low=1))
+_register("kmeans_max_rows", Setting(
+    20000,
+    "Most rows k-means clusters when landmarks='kmeans'. "
+    "Rule: a cost model. A Lloyd step on s rows costs s m d flops; at 20,000 rows it "
+    "stays below the fit's own n m kernel values for the data it serves (n above "
+    "20,000).",
+    low=1))
+
+# distributed
+_register("dask_task_block_bytes", Setting(
+    64 * MiB,
+    "Bytes of one block row K[rows, :] that a Dask task evaluates (and at most half a "
+    "worker's share of the rows). "
+    "Rule: a cost model. A task costs about a millisecond of scheduling; 64 MiB "
+    "(8 million float64 kernel values) keeps that under 1 % of its work, and a "
+    "worker's memory holds a few such blocks.",
+    low=1))
+_register("dask_inline_bytes", Setting(
+    MiB,
+    "A product's right-hand side V up to this size travels inside each Dask task; a "
+    "larger one is scattered once to every worker. "
+    "Rule: a cost model. Inlining sends V once per task, scattering costs one "
+    "broadcast and a round-trip (milliseconds): up to 1 MiB, tens of tasks carrying V "
+    "cost about one scatter.",
+    low=0))
+
+# io
+_register("stream_block_bytes", Setting(
+    8 * MiB,
+    "Bytes of float64 rows read at once from a row source (a file) when it is "
+    "standardised or written out block by block. "
+    "Rule: a cost model. A block's fixed costs (a read, a parse, a Python step) stay "
+    "under 1 % of its work, while one block (one million values) is small next to "
+    "memory.",
+    low=1))
+_register("take_block_rows", Setting(
+    8192,
+    "Rows per block of the pass that reads chosen rows (landmarks, samples) from a "
+    "row source. "
+    "Rule: a cost model, as stream_block_bytes: 8,192 rows of 128 float64 features "
+    "are 8 MiB.",
+    low=1))
+_register("parquet_buffer_bytes", Setting(
+    MiB,
+    "Bytes of one buffered read of a Parquet column chunk (a row group is never read "
+    "whole, so memory does not follow the file's row groups). "
+    "Rule: a cost model. A read of 1 MiB takes about a millisecond at storage speeds "
+    "(~1 GB/s), well above a read call's fixed cost, while one buffer per column keeps "
+    "memory at columns x 1 MiB.",
+    low=1))
 
 # -- solvers: the 'auto' policy (kpca.solvers._cost; docs/math.md, "Choosing a solver").
 # Costs are counted in flops of a cache-blocked matrix product (BLAS-3); a flop of a
@@ -178,9 +562,28 @@ _register("primal_max_features", Setting(
     kind=int, low=0))
 
 
-_OVERRIDES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
-    "kpca_config", default=MappingProxyType({})
-)
+# ---------------------------------------------------------------------------- machinery
+
+
+class _State:
+    """One context's overrides and, once read, every value in force under them (the
+    state is immutable: ``set_config`` makes a new one), so that ``get_config`` costs a
+    dict copy, not a resolution of every setting."""
+
+    __slots__ = ("overrides", "values")
+
+    def __init__(self, overrides: Mapping[str, Any]):
+        self.overrides = overrides
+        self.values: dict[str, Any] | None = None
+
+
+#: the state of a context that set nothing (every thread starts with it)
+_DEFAULT = _State(MappingProxyType({}))
+_STATE: contextvars.ContextVar[_State] = contextvars.ContextVar("kpca_config")
+
+
+def _current() -> _State:
+    return _STATE.get(_DEFAULT)
 
 
 @functools.cache
@@ -199,13 +602,25 @@ def _resolve(name: str, overrides: Mapping[str, Any]) -> Any:
     return s.default
 
 
-def get_config() -> dict[str, Any]:
-    """Every tuning value in force here: ``{name: value}`` (a fresh dict).
+def _values(state: _State) -> dict[str, Any]:
+    values = state.values
+    if values is None or len(values) != len(SETTINGS):
+        # two threads may both resolve a shared state at first; they agree
+        values = {name: _resolve(name, state.overrides) for name in SETTINGS}
+        state.values = values
+    return values
 
-    See :data:`SETTINGS` (or docs/guide.md, "Tuning") for what each one means.
+
+def get_config() -> dict[str, Any]:
+    """Every tuning value in force here.
+
+    Returns
+    -------
+    dict
+        ``{name: value}``, a fresh dict (changing it changes nothing). See
+        docs/guide.md ("Tuning") for what each value means and the rule it comes from.
     """
-    overrides = _OVERRIDES.get()
-    return {name: _resolve(name, overrides) for name in SETTINGS}
+    return dict(_values(_current()))
 
 
 def _check(name: str, value: Any) -> None:
@@ -220,52 +635,106 @@ def _check(name: str, value: Any) -> None:
     abstract = tuple({int: Integral, float: Real}.get(k, k) for k in kinds)
     if isinstance(value, bool) and bool not in kinds or not isinstance(value, abstract):
         names = " or ".join(k.__name__ for k in kinds)
+        if s.rule is not None:
+            names += " (or None: the machine's rule)"
         raise ValueError(f"kpca setting {name!r} must be {names}; got {value!r}.")
-    if s.low is not None and isinstance(value, Real) and value < s.low:
+    if s.low is not None and isinstance(value, Real) and not value >= s.low:
         raise ValueError(f"kpca setting {name!r} must be >= {s.low}; got {value!r}.")
 
 
-def set_config(**settings: Any) -> None:
-    """Set tuning values for the rest of this context (thread or task).
-
-    ``None`` for a machine-derived value returns it to its rule. Unknown names and
-    values of the wrong type or range raise ``ValueError``.
-    """
-    for name, value in settings.items():
-        _check(name, value)
-    merged = dict(_OVERRIDES.get())
+def _with(overrides: Mapping[str, Any], settings: Mapping[str, Any]) -> _State:
+    merged = dict(overrides)
     for name, value in settings.items():
         if value is None and SETTINGS[name].rule is not None:
             merged.pop(name, None)
         else:
             merged[name] = value
-    _OVERRIDES.set(MappingProxyType(merged))
+    return _State(MappingProxyType(merged))
+
+
+def set_config(**settings: Any) -> None:
+    """Set tuning values for the rest of this context (thread or task).
+
+    Parameters
+    ----------
+    **settings
+        ``name=value`` for names of :data:`SETTINGS` (docs/guide.md, "Tuning");
+        ``None`` returns a machine-derived value to its rule.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a value of the wrong type or range (nothing is set).
+    """
+    for name, value in settings.items():
+        _check(name, value)
+    _STATE.set(_with(_current().overrides, settings))
 
 
 @contextmanager
 def config_context(**settings: Any) -> Iterator[None]:
-    """Tuning values set inside a ``with`` block and restored after it."""
+    """Tuning values set inside a ``with`` block and restored after it, also when it
+    raises.
+
+    Parameters
+    ----------
+    **settings
+        As :func:`set_config`. kpca's worker threads started inside the block see
+        them; other threads do not.
+
+    Raises
+    ------
+    ValueError
+        As :func:`set_config`, on entering the block.
+    """
     for name, value in settings.items():
         _check(name, value)
-    token = _OVERRIDES.set(_OVERRIDES.get())
+    token = _STATE.set(_with(_current().overrides, settings))
     try:
-        set_config(**settings)
         yield
     finally:
-        _OVERRIDES.reset(token)
+        _STATE.reset(token)
 
 
 def propagate(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` wrapped to run with the settings in force where it was wrapped: for work
     handed to another thread (a new thread starts with the defaults)."""
-    overrides = _OVERRIDES.get()
+    state = _current()
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        token = _OVERRIDES.set(overrides)
+        token = _STATE.set(state)
         try:
             return fn(*args, **kwargs)
         finally:
-            _OVERRIDES.reset(token)
+            _STATE.reset(token)
 
     return run
+
+
+# ---------------------------------------------------------------------- documentation
+
+
+def _shown(name: str, value: Any) -> str:
+    """A default as docs/guide.md shows it (sizes in KiB / MiB, flop counts as 2^k)."""
+    if value is None:
+        return "machine (rule)"
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        return f"{value!r}"
+    value = int(value)
+    if name.endswith("_bytes") and value >= 2**10 and value % 2**10 == 0:
+        return f"{value // MiB} MiB" if value % MiB == 0 else f"{value // 2**10} KiB"
+    if name.endswith("_flops") and value > 0 and value & (value - 1) == 0:
+        return f"2^{value.bit_length() - 1}"
+    return f"{value:,}"
+
+
+def _markdown_table() -> str:
+    """The list of every setting that docs/guide.md ("Tuning") holds, generated: one row
+    a setting, in declaration order: name, default, what it does, its rule."""
+    rows = ["| Setting | Default | What it does | Rule |", "|---|---|---|---|"]
+    for name, s in SETTINGS.items():
+        what, _, rule = s.doc.partition("Rule:")
+        cells = [f"`{name}`", _shown(name, s.default), what.strip(), rule.strip()]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"

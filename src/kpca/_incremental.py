@@ -49,7 +49,6 @@ from .approx._feature_pca import solve as feature_solve
 from .diagnostics import norm_floor, od_noise
 from .kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from .operators import (
-    FLOAT64_MAX_ROWS,
     CenteredOperator,
     DenseOperator,
     GrowingGram,
@@ -432,8 +431,8 @@ n_features)
 
     def _storage(self, X, N: int, kernel: Kernel, current) -> np.dtype:
         """The storage dtype for ``N`` rows (decided once past 4096 rows, then kept)."""
-        if current is not None and (self.precision != "auto" or N > FLOAT64_MAX_ROWS
-                                    and current.n > FLOAT64_MAX_ROWS):
+        top = get_config()["float64_max_rows"]
+        if current is not None and (self.precision != "auto" or N > top and current.n > top):
             return current.dtype
         return storage_dtype(self.precision, X.dtype, N, lambda: float32_eigen_error(
             kernel, X, random_state=0))
@@ -515,7 +514,7 @@ n_features)
         op = CenteredOperator(gram, gram.centering())
         tol = default_rtol(self.tol, gram.dtype)
         dense = None
-        if rule != "krylov" and N <= FLOAT64_MAX_ROWS:
+        if rule != "krylov" and N <= get_config()["float64_max_rows"]:
             dense = op.to_dense().astype(np.float64, copy=False)
             # ARPACK's many small products run on one BLAS thread, as in KernelPCA
             serial = (rule == "arpack" and self.n_jobs is None

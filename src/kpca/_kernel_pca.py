@@ -962,7 +962,8 @@ class KernelPCA(BaseKernelPCA):
         if not np.all(np.isfinite(Y)):
             raise ValueError("inverse_transform: the scores contain NaN or infinity.")
         Z = ridge_preimage(score_space_kernel(self.kernel_), Y, self.X_transformed_fit_,
-                           self.dual_coef_, block_bytes=self._block_bytes(32 * 2**20, 8))
+                           self.dual_coef_,
+                           block_bytes=self._block_bytes("preimage_block_bytes", 8))
         if not return_info:
             return Z
         q = k if q is None else q

@@ -32,19 +32,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._config import get_config
 from ._parallel import job_threads, run_blocks
 from .kernels import FourierFeatures, Kernel, Precomputed
 from .operators import Centering, n_threads
-from .operators._tiled import FUSED_COLS, FUSED_ROWS
 
 logger = logging.getLogger("kpca")
 
-#: bytes of kernel rows evaluated at once by one ``transform`` thread (rows x m)
-TRANSFORM_BLOCK_BYTES = 32 * 2**20
-# FUSED_ROWS x FUSED_COLS: the pieces of kernel rows that ``transform`` evaluates and
-# multiplies in cache, those of the tiled operator's recomputed tiles
-#: bytes of one (points x expansion points) float64 block of the pre-image methods
-BLOCK_BYTES = 32 * 2**20
+# block budgets (settings, kpca._config): transform_block_bytes, the kernel rows one
+# ``transform`` thread evaluates at once (rows x m); fused_rows x fused_cols, the pieces
+# of kernel rows that ``transform`` evaluates and multiplies in cache; and
+# preimage_block_bytes, one (points x expansion points) float64 block of the pre-image
+# methods. A ``block_bytes`` of None below is the setting.
+
+
+def _budget(block_bytes: int | None, name: str) -> int:
+    """``block_bytes``, or the setting ``name`` where it is None."""
+    return get_config()[name] if block_bytes is None else block_bytes
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,16 +224,17 @@ class FittedSubspace:
 
     # ------------------------------------------------------------------ projections
     def transform(self, X: Any, *, n_jobs: int | None = None, dtype: Any = None,
-                  block_bytes: int = TRANSFORM_BLOCK_BYTES) -> np.ndarray:
+                  block_bytes: int | None = None) -> np.ndarray:
         """Scores of the rows of ``X`` (validated), shape (m, k), in ``dtype`` (default:
         X's float dtype).
 
         Raw scores ``y_l(t)``, divided by ``||phi(t) - theta||`` when
         :attr:`normalize`. Dense rows of a vector kernel are evaluated and multiplied
-        in cache-sized pieces (``FUSED_ROWS x FUSED_COLS``), each piece's product in
+        in cache-sized pieces (``fused_rows x fused_cols``, settings), each piece's product in
         the precision of the kernel values (:attr:`rows_dtype`) and summed in
         ``dtype``; other inputs in row blocks of at most ``block_bytes`` of kernel
-        rows. Either way on ``n_jobs`` threads (one BLAS thread each).
+        rows (default: the setting ``transform_block_bytes``). Either way on ``n_jobs``
+        threads (one BLAS thread each).
         """
         if dtype is not None:
             dt = np.dtype(dtype)
@@ -250,7 +255,7 @@ class FittedSubspace:
             self._transform_fused(X, C, b, out, workers)
             return self._checked(out)
         row_bytes = self.n * max(np.dtype(self.rows_dtype).itemsize, dt.itemsize)
-        rows = max(1, block_bytes // max(1, row_bytes))
+        rows = max(1, _budget(block_bytes, "transform_block_bytes") // max(1, row_bytes))
         prep = self.prepare()
 
         def work(start: int) -> None:
@@ -288,7 +293,7 @@ class FittedSubspace:
 
     def _transform_fused(self, X: np.ndarray, C: np.ndarray, b: np.ndarray,
                          out: np.ndarray, workers: int) -> None:
-        """``transform`` in pieces of ``FUSED_ROWS x FUSED_COLS`` kernel values, each
+        """``transform`` in pieces of ``fused_rows x fused_cols`` kernel values, each
         evaluated and multiplied while it is in cache (a block of rows never goes to
         memory); with :attr:`normalize`, ``k(t, Z) @ center`` rides on the same
         product as one more column."""
@@ -302,15 +307,17 @@ class FittedSubspace:
         # pieces in the output's
         Cr = Ca.astype(np.result_type(rows_dt, np.float32), copy=False)
         prep = self.prepare()
+        cfg = get_config()
+        piece_rows, piece_cols = cfg["fused_rows"], cfg["fused_cols"]
 
         def work(start: int) -> None:
-            Xb = X[start : start + FUSED_ROWS]
+            Xb = X[start : start + piece_rows]
             Xr = self.kernel.prepare_rows(Xb, prep)  # once for all column pieces
             r = Xb.shape[0]
             acc = np.zeros((r, Ca.shape[1]), dtype=dt)
-            buf = np.empty(r * FUSED_COLS, dtype=rows_dt)
-            for c0 in range(0, m, FUSED_COLS):
-                c1 = min(m, c0 + FUSED_COLS)
+            buf = np.empty(r * piece_cols, dtype=rows_dt)
+            for c0 in range(0, m, piece_cols):
+                c1 = min(m, c0 + piece_cols)
                 P = buf[: r * (c1 - c0)].reshape(r, c1 - c0)
                 self.kernel.block_prepared(Xr, prep[c0:c1], out=P)
                 acc += P @ Cr[c0:c1]
@@ -323,16 +330,17 @@ class FittedSubspace:
                 Y /= np.maximum(np.sqrt(sq), self.norm_floor).astype(dt)[:, None]
             out[start : start + r] = Y
 
-        run_blocks(work, range(0, X.shape[0], FUSED_ROWS), workers)
+        run_blocks(work, range(0, X.shape[0], piece_rows), workers)
 
     def transform_device(self, X: Any, xp: Any, *, dtype: Any,
-                         block_bytes: int = TRANSFORM_BLOCK_BYTES) -> Any:
+                         block_bytes: int | None = None) -> Any:
         """Scores of the rows of an Array API array ``X``, computed on its device.
 
         The expansion points, coefficients and offset go to the device once per call;
         kernel rows are evaluated (in :attr:`rows_dtype`) and multiplied in row blocks
-        of at most ``block_bytes``. Only raw scores of a vector kernel with a device
-        implementation (``kernels._device``); the caller checks that.
+        of at most ``block_bytes`` (default: the setting ``transform_block_bytes``).
+        Only raw scores of a vector kernel with a device implementation
+        (``kernels._device``); the caller checks that.
 
         Returns
         -------
@@ -347,7 +355,8 @@ class FittedSubspace:
         C = from_host(self.coef.astype(self.rows_dtype), xp, dev)
         b = from_host(self.offset.astype(dtype), xp, dev)
         Xd = xp.astype(X, rows_dt)
-        rows = max(1, block_bytes // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
+        rows = max(1, _budget(block_bytes, "transform_block_bytes")
+                   // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
         out = xp.astype(device_block_product(self.kernel, Xd, Z, C, xp, rows),
                         float_dtype(xp, dtype)) - b
         if not bool(xp.all(xp.isfinite(out))):
@@ -356,7 +365,7 @@ class FittedSubspace:
         return out
 
     def raw_projection(self, X: Any, *, kernel_diag: Any = None,
-                       block_bytes: int = BLOCK_BYTES) -> tuple[np.ndarray, np.ndarray]:
+                       block_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Raw scores and squared distances to the centre, in float64, in one pass.
 
         Parameters
@@ -386,7 +395,7 @@ class FittedSubspace:
                     "kernel_diag must hold finite values >= 0 (k(t, t) of a positive "
                     "semi-definite kernel).")
         kernel_diag = np.asarray(kernel_diag, dtype=np.float64).ravel()
-        rows = max(1, block_bytes // max(1, 8 * self.n))
+        rows = max(1, _budget(block_bytes, "preimage_block_bytes") // max(1, 8 * self.n))
         prep = self.prepare(np.float64)
         b = self.offset
         Y = np.empty((m, self.k))
@@ -426,19 +435,22 @@ class FittedSubspace:
             out += self.center_sqnorm + 2.0 * (Y @ self.offset)
         return out
 
-    def column_blocks(self, m: int, block_bytes: int = BLOCK_BYTES):
+    def column_blocks(self, m: int, block_bytes: int | None = None):
         """``(j0, j1)`` ranges of expansion points such that an (m, j1 - j0) float64
         block, two temporaries like it and the (j1 - j0, d) points themselves stay
-        within ``block_bytes`` (at least 64 points per block)."""
+        within ``block_bytes`` (default: the setting ``preimage_block_bytes``; at least
+        64 points per block)."""
+        block_bytes = _budget(block_bytes, "preimage_block_bytes")
         cols = max(64, block_bytes // (8 * (3 * max(1, m) + max(1, self.n_features))))
         for j0 in range(0, self.n, cols):
             yield j0, min(self.n, j0 + cols)
 
     @staticmethod
-    def row_chunk(block_bytes: int = BLOCK_BYTES) -> int:
+    def row_chunk(block_bytes: int | None = None) -> int:
         """Points processed together so that a block of the smallest width
-        :meth:`column_blocks` uses (64 points) and two temporaries fit ``block_bytes``."""
-        return max(1, block_bytes // (3 * 8 * 64))
+        :meth:`column_blocks` uses (64 points) and two temporaries fit ``block_bytes``
+        (default: the setting ``preimage_block_bytes``)."""
+        return max(1, _budget(block_bytes, "preimage_block_bytes") // (3 * 8 * 64))
 
     def rows(self, j0: int, j1: int) -> np.ndarray:
         """Expansion points ``z_j0 .. z_{j1-1}`` as a dense float64 array."""
@@ -463,7 +475,7 @@ class FittedSubspace:
         np.maximum(D, 0.0, out=D)
         return D
 
-    def nearest(self, Y: np.ndarray, k: int, block_bytes: int = BLOCK_BYTES
+    def nearest(self, Y: np.ndarray, k: int, block_bytes: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` expansion points nearest to ``P phi(t)`` in feature space.
 
@@ -478,6 +490,7 @@ class FittedSubspace:
         """
         m = Y.shape[0]
         k = min(k, self.n)
+        block_bytes = _budget(block_bytes, "preimage_block_bytes")
         sqn = self.basis_sqnorms()
         best_d = np.full((m, 0), np.inf)
         best_i = np.zeros((m, 0), dtype=np.intp)
@@ -492,7 +505,7 @@ class FittedSubspace:
         order = np.argsort(best_d, axis=1, kind="stable")
         return np.take_along_axis(best_i, order, axis=1), np.take_along_axis(best_d, order, axis=1)
 
-    def residual(self, Z: np.ndarray, Y: np.ndarray, block_bytes: int = BLOCK_BYTES
+    def residual(self, Z: np.ndarray, Y: np.ndarray, block_bytes: int | None = None
                  ) -> np.ndarray:
         """``||phi(z_a) - P phi(t_a)||^2`` for pre-images ``Z`` of scores ``Y``, shape (m,).
 
@@ -501,6 +514,7 @@ class FittedSubspace:
         m = Z.shape[0]
         prep = self.kernel.prepare(self.basis, np.float64)
         cross = np.zeros(m)
+        block_bytes = _budget(block_bytes, "preimage_block_bytes")
         rows = self.row_chunk(block_bytes)
         for a0 in range(0, m, rows):
             Za, Ya = Z[a0 : a0 + rows], Y[a0 : a0 + rows]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from kpca import KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA
+from kpca import KernelPCA, NystromKernelPCA, RandomFeatureKernelPCA, config_context
 from kpca.kernels import RBF, Laplacian
 
 
@@ -197,14 +197,12 @@ def test_auto_precision_is_float32_blocks_beyond_4096_rows():
     lambda **kw: RandomFeatureKernelPCA(3, n_features=50, gamma=0.2, random_state=0, n_jobs=1,
                                         **kw),
 ])
-def test_fit_and_transform_memory_is_bounded_by_the_block(make, monkeypatch):
+def test_fit_and_transform_memory_is_bounded_by_the_block(make):
     """Streaming: with small blocks, the memory fit and transform allocate (traced by
     tracemalloc, which sees NumPy's buffers) stays far below the n x 50 feature matrix
     (19 MB in float32 here) -- the same code with one block of all rows does allocate
     it, so the measurement would see a non-streamed implementation."""
     import tracemalloc
-
-    import kpca.approx._feature_pca as fp
 
     X = np.random.default_rng(0).normal(size=(100_000, 4))  # 3 MB, outside the trace
     features = X.shape[0] * 50 * 4
@@ -223,8 +221,8 @@ def test_fit_and_transform_memory_is_bounded_by_the_block(make, monkeypatch):
     fit_peak, transform_extra = peaks(make(block_size=500))
     assert fit_peak < features / 8 and transform_extra < features / 8
     # the default block size follows the byte budget of a block
-    monkeypatch.setattr(fp, "BLOCK_BYTES", 256 * 2**10)
-    fit_peak, transform_extra = peaks(make())
+    with config_context(feature_block_bytes=256 * 2**10):
+        fit_peak, transform_extra = peaks(make())
     assert fit_peak < features / 8 and transform_extra < features / 8
     fit_peak, _ = peaks(make(block_size=X.shape[0]))
     assert fit_peak > features

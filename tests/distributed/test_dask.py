@@ -18,6 +18,7 @@ from kpca import (
     RandomFeatureKernelPCA,
     SphericalKernelPCA,
     WeightedKernelPCA,
+    config_context,
 )
 from kpca.distributed import DaskKernelOperator, get_client
 from kpca.kernels import RBF
@@ -170,10 +171,22 @@ def test_operator_matmat_equals_dense_product(client, monkeypatch):
     K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))  # independent K
     np.testing.assert_allclose(op.matmat(V), K @ V, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(op.diag(), 1.0)
-    # a large V is broadcast once per pass instead of travelling inside every task
-    monkeypatch.setattr("kpca.distributed._operator.INLINE_BYTES", 0)
+    # a large V (here: any, under dask_inline_bytes=0) is broadcast once per pass
+    # instead of travelling inside every task
+    scattered = []
+    real_scatter = client.scatter
+
+    def scatter(data, **kwargs):
+        scattered.append(kwargs.get("broadcast"))
+        return real_scatter(data, **kwargs)
+
+    monkeypatch.setattr(client, "scatter", scatter)
     np.testing.assert_allclose(op.matmat(V), K @ V, rtol=1e-10, atol=1e-10)
-    assert op.n_passes == 2
+    assert scattered == []
+    with config_context(dask_inline_bytes=0):
+        np.testing.assert_allclose(op.matmat(V), K @ V, rtol=1e-10, atol=1e-10)
+    assert scattered == [True]
+    assert op.n_passes == 3
 
 
 def test_exact_kpca_on_dask_equals_in_memory(client):

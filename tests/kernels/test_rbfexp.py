@@ -141,16 +141,24 @@ def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
     k.block_prepared(rows, prep, out=np.empty((45, 37), np.float32).T)
     assert len(calls) == 2
     # many features: BLAS's product wins (MNIST's 784: the compiled block 4x slower)
-    wide = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES + 1))
+    most = kpca.get_config()["native_rbf_max_features"]
+    wide = rng.standard_normal((45, most + 1))
     wide_prep = k.prepare(wide, np.float32)
     got = k.block_prepared(k.prepare_rows(wide[:40], wide_prep), wide_prep)
     assert len(calls) == 2 and wide_prep.panels() is None
     # (the diagonal may round above 1: prepared rows skip the clamp, _standard.py)
     np.testing.assert_allclose(got[:, :40], k.block(wide[:40], wide[:40]), atol=1e-5)
-    edge = rng.standard_normal((45, standard.NATIVE_RBF_MAX_FEATURES))
+    edge = rng.standard_normal((45, most))
     edge_prep = k.prepare(edge, np.float32)
     k.block_prepared(k.prepare_rows(edge[:40], edge_prep), edge_prep)
     assert len(calls) == 3 and edge_prep.panels() is not None
+    # the limit is a setting, read when the columns are prepared: 5 features are
+    # "many" under a limit of 4, for every block against those columns
+    with kpca.config_context(native_rbf_max_features=4):
+        narrow_prep = k.prepare(edge[:, :5], np.float32)
+    got = k.block_prepared(k.prepare_rows(edge[:40, :5], narrow_prep), narrow_prep)
+    assert len(calls) == 3 and narrow_prep.panels() is None
+    np.testing.assert_allclose(got[:, :40], k.block(edge[:40, :5], edge[:40, :5]), atol=1e-5)
 
 
 @needs_native
@@ -183,12 +191,12 @@ def test_prepared_slices_share_the_panels():
     """The prepared columns pack themselves once, on the first block of enough rows
     (a slice's block packs the columns it comes from); a slice that starts on a panel
     reads them (a view); any other slice packs its own columns; fewer rows than
-    NATIVE_RBF_PACK_ROWS take NumPy's path until the columns are packed. Every way
-    gives the block of the columns."""
+    the setting ``native_rbf_pack_rows`` take NumPy's path until the columns are packed.
+    Every way gives the block of the columns."""
     k = RBF(gamma=0.3)
     rng = np.random.default_rng(2)
     Y = rng.standard_normal((100, 4))
-    X = rng.standard_normal((standard.NATIVE_RBF_PACK_ROWS, 4))
+    X = rng.standard_normal((kpca.get_config()["native_rbf_pack_rows"], 4))
     prep = k.prepare(Y, np.float32)
     rows = k.prepare_rows(X, prep)
     few = rows[:3]
@@ -234,6 +242,38 @@ def test_prepared_slices_share_the_panels():
     assert part.panels() is None and part._root is part
     np.testing.assert_array_equal(k.block_prepared(rows, part), full[:, 32:64])
     assert part.panels() is not None and len(part.panels()) == 2
+
+
+@needs_native
+def test_pack_rows_is_a_setting():
+    """Columns prepared under ``native_rbf_pack_rows=2`` are packed by a block of 3
+    rows; under the default (more rows) the same block leaves them unpacked. Both give
+    the columns' block."""
+    k = RBF(gamma=0.3)
+    rng = np.random.default_rng(3)
+    Y, X = rng.standard_normal((100, 4)), rng.standard_normal((3, 4))
+    assert kpca.get_config()["native_rbf_pack_rows"] > 3
+    with kpca.config_context(native_rbf_pack_rows=2):
+        eager = k.prepare(Y, np.float32)
+    lazy = k.prepare(Y, np.float32)
+    a = k.block_prepared(k.prepare_rows(X, eager), eager)
+    b = k.block_prepared(k.prepare_rows(X, lazy), lazy)
+    assert eager.panels() is not None and lazy.panels() is None
+    np.testing.assert_allclose(a, b, rtol=2e-6)
+
+
+def test_clamp_free_rows_follow_the_setting():
+    """Rows near the data's centre skip the clamp of the exponent at 0 (their
+    round-off bound is below ``rbf_clamp_free_error``); with the setting at 0 they are
+    clamped, and the kernel values stay at most 1 either way up to round-off."""
+    k = RBF(gamma=0.5)
+    X = np.random.default_rng(4).standard_normal((50, 3))
+    prep = k.prepare(X, np.float32)
+    assert not k.prepare_rows(X, prep).clamp
+    with kpca.config_context(rbf_clamp_free_error=0.0):
+        rows = k.prepare_rows(X, prep)
+    assert rows.clamp
+    assert k.block_prepared(rows, prep).max() <= 1.0
 
 
 @needs_native

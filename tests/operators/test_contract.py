@@ -256,20 +256,31 @@ def test_float32_fit_of_a_nearly_constant_rbf_matrix_is_accurate():
 @pytest.mark.parametrize(("l2", "itemsize", "rows"), [
     (2 * 2**20, 4, 512), (2**20, 4, 256), (2**20, 8, 128), (256 * 2**10, 4, 128),
     (64 * 2**20, 4, 1024)])
-def test_fused_pieces_take_half_of_the_l2_cache(monkeypatch, l2, itemsize, rows):
+def test_fused_pieces_take_half_of_the_l2_cache(l2, itemsize, rows):
+    from kpca import config_context
     from kpca.operators import _tiled
 
-    monkeypatch.setattr(_tiled, "_l2_bytes", lambda: l2)
-    assert _tiled.fused_piece(itemsize) == (rows, _tiled.FUSED_COLS)
-    X = np.random.default_rng(0).normal(size=(30, 2))
-    assert TiledKernelOperator(RBF(gamma=1.0), X, dtype=np.dtype(f"f{itemsize}"),
-                               tile=7).piece == (rows, _tiled.FUSED_COLS)
+    with config_context(l2_cache_bytes=l2):
+        assert _tiled.fused_piece(itemsize) == (rows, 512)
+        X = np.random.default_rng(0).normal(size=(30, 2))
+        assert TiledKernelOperator(RBF(gamma=1.0), X, dtype=np.dtype(f"f{itemsize}"),
+                                   tile=7).piece == (rows, 512)
+
+
+def test_fused_pieces_follow_their_width():
+    """Narrower pieces, more rows for the same half of the cache."""
+    from kpca import config_context
+    from kpca.operators import _tiled
+
+    with config_context(l2_cache_bytes=2**20, fused_cols=256):
+        assert _tiled.fused_piece(4) == (512, 256)
+        assert _tiled.fused_piece(8) == (256, 256)
 
 
 def test_l2_size_is_read_or_assumed():
-    from kpca.operators import _tiled
+    from kpca import get_config
 
-    assert 2**14 <= _tiled._l2_bytes() <= 2**30
+    assert 2**14 <= get_config()["l2_cache_bytes"] <= 2**30
 
 
 @pytest.mark.parametrize("tiles_fit", [3, 21])  # of the 21 tiles of 40 rows in 7s

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kpca.operators._tiled as tiled
+from kpca import config_context
 from kpca.kernels import RBF, Polynomial
 from kpca.operators import TiledKernelOperator, center
 
@@ -267,7 +268,6 @@ def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
     (their diagonal too), and the row sums and probe product are those of a float64
     dense reference, as when tiles are built whole (NumPy's products). Tiles of 37
     rows in slices of 8 or 13 rows: full slices and a shorter last one."""
-    monkeypatch.setattr(tiled, "SLICE_ROWS", slice_rows)
     rng = np.random.default_rng(6)
     X = rng.standard_normal((90, 3))
     probe = rng.standard_normal((90, b))
@@ -277,7 +277,8 @@ def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
     built = {}
     for native in (True, False):
         monkeypatch.setattr(tiled, "NATIVE", native)
-        op = TiledKernelOperator(kernel, X, dtype=dtype, tile=37, n_jobs=2, probe=probe)
+        with config_context(slice_rows=slice_rows):
+            op = TiledKernelOperator(kernel, X, dtype=dtype, tile=37, n_jobs=2, probe=probe)
         assert len(op._store) == len(op.tiles) == 6
         for t, T in op._store.items():
             i, j = op.tiles[t]

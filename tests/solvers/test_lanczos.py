@@ -14,7 +14,7 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import rbf_kernel
 
-from kpca import KernelPCA
+from kpca import KernelPCA, config_context
 from kpca.operators import DenseOperator
 from kpca.solvers import (
     eigsh_top,
@@ -115,7 +115,6 @@ def test_block_algebra_split_over_threads(monkeypatch, case):
     operator's threads (here 3 workers, rows in blocks of 64, every basis 'large'):
     through restarts and the replacement of lost directions, the same pairs as with
     the rows in one thread and as the dense reference."""
-    import kpca.solvers._krylov as krylov
     import kpca.solvers._orth as orth
 
     if case == "restarts":
@@ -135,13 +134,13 @@ def test_block_algebra_split_over_threads(monkeypatch, case):
         return real_run(work, items, workers)
 
     monkeypatch.setattr(orth, "run_blocks", run)
-    monkeypatch.setattr(orth, "_ROWS", 64)
-    one = krylov_eigsh(DenseOperator(A), k, random_state=0, **options)
-    assert set(calls) == {1}
-    monkeypatch.setattr(krylov, "SMALL_ALGEBRA_FLOPS", 0)
-    op = DenseOperator(A)
-    op.threads = 3
-    split = krylov_eigsh(op, k, random_state=0, **options)
+    with config_context(orth_block_rows=64):
+        one = krylov_eigsh(DenseOperator(A), k, random_state=0, **options)
+        assert set(calls) == {1}
+        op = DenseOperator(A)
+        op.threads = 3
+        with config_context(small_algebra_flops=0):
+            split = krylov_eigsh(op, k, random_state=0, **options)
     assert 3 in calls
     assert split.converged and one.converged
     if case == "restarts":

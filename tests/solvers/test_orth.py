@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kpca import get_config
 from kpca.solvers._krylov import _orthonormalize
-from kpca.solvers._orth import MAX_COND, cholesky_qr, cholesky_sweep, project_out, row_sum
+from kpca.solvers._orth import cholesky_qr, cholesky_sweep, project_out, row_sum
+
+MAX_COND = get_config()["orth_max_cond"]
 
 
 def _with_condition(n, b, cond, seed=0):

@@ -114,16 +114,27 @@ def test_chunked_sums_give_the_direct_nystrom_directions(center_, n_jobs):
 
 
 def test_start_landmarks_follow_the_cost_of_a_pass():
-    from kpca.solvers import START_LANDMARKS, start_landmarks
-    from kpca.solvers._start import STORED_START_LANDMARKS
+    from kpca import config_context, get_config
+    from kpca.solvers import start_landmarks
 
-    assert start_landmarks(100_000, cheap_pass=True) == STORED_START_LANDMARKS
-    assert start_landmarks(3_500, cheap_pass=True) == START_LANDMARKS
-    assert start_landmarks(100_000, cheap_pass=True, rank=64) == START_LANDMARKS
+    cfg = get_config()
+    least, stored = cfg["start_landmarks"], cfg["stored_start_landmarks"]
+    assert start_landmarks(100_000, cheap_pass=True) == stored
+    assert start_landmarks(cfg["stored_start_rows"], cheap_pass=True) == stored
+    assert start_landmarks(cfg["stored_start_rows"] - 1, cheap_pass=True) == least
+    assert start_landmarks(3_500, cheap_pass=True) == least
+    assert start_landmarks(100_000, cheap_pass=True, rank=64) == least
     assert start_landmarks(100_000, cheap_pass=False, rank=200) == 201
-    assert start_landmarks(10_000, cheap_pass=False) == START_LANDMARKS
+    assert start_landmarks(10_000, cheap_pass=False) == least
     assert start_landmarks(60_000, cheap_pass=False) == 300
     assert start_landmarks(10**7, cheap_pass=False) == 512
+    # the settings move the rule: more landmarks at least, stored ones from fewer rows
+    with config_context(start_landmarks=64, stored_start_rows=1000,
+                        stored_start_landmarks=96):
+        assert start_landmarks(3_500, cheap_pass=True) == 96
+        assert start_landmarks(999, cheap_pass=True) == 64
+        assert start_landmarks(10_000, cheap_pass=False) == 64
+        assert start_landmarks(100_000, cheap_pass=True, rank=20) == 64
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
@@ -139,16 +150,21 @@ def test_start_is_accurate_for_data_far_from_the_origin(n_jobs):
 
 
 def test_landmark_chunks_are_balanced_between_threads():
-    from kpca.solvers._start import CHUNK_ROWS, MIN_CHUNK_ROWS, _chunks
+    from kpca import config_context, get_config
+    from kpca.solvers._start import _chunks
 
+    chunk_rows, min_rows = get_config()["start_chunk_rows"], get_config()["start_min_chunk_rows"]
     for n, workers in [(20_000, 2), (9_000, 2), (100_000, 3), (5_000, 4), (30_012_345, 3)]:
         starts = _chunks(n, workers)
         sizes = np.diff(starts + [n])
-        assert starts[0] == 0 and sizes.max() <= CHUNK_ROWS + 1
+        assert starts[0] == 0 and sizes.max() <= chunk_rows + 1
         assert len(starts) % workers == 0 and sizes.max() - sizes.min() <= 1
     assert _chunks(1_000, 2) == [0]  # too few rows to split
-    assert _chunks(2 * MIN_CHUNK_ROWS - 1, 2) == [0]
+    assert _chunks(2 * min_rows - 1, 2) == [0]
     assert _chunks(10_000, 1) == [0, 3333, 6666]
+    with config_context(start_chunk_rows=1000, start_min_chunk_rows=100):
+        assert _chunks(10_000, 1) == list(range(0, 10_000, 1000))
+        assert _chunks(1_000, 2) == [0, 500]
 
 
 def test_chunk_sums_merge_to_the_whole_scatter():

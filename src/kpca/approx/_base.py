@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._array_api import device_namespace, host_dtype, refuse_device, to_host
 from .._base import BaseKernelPCA
+from .._config import get_config
 from .._rows import RowSource
 from ..diagnostics import od_noise
 from ..kernels._device import check_device_kernel
@@ -30,9 +31,8 @@ from . import _feature_pca as fp
 
 logger = logging.getLogger("kpca")
 
-#: rows drawn to resolve gamma heuristics, pick the accumulation shift and set the
-#: outlier cut-offs
-SAMPLE_ROWS = 2000
+# the rows drawn to resolve gamma heuristics, pick the accumulation shift and set the
+# outlier cut-offs: the setting approx_sample_rows (kpca._config)
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,8 @@ class FeatureKernelPCA(BaseKernelPCA):
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         out_dtype = np.dtype(X.dtype)
-        sample = take_rows(X, rng.choice(n, size=min(n, SAMPLE_ROWS), replace=False))
+        size = min(n, get_config()["approx_sample_rows"])
+        sample = take_rows(X, rng.choice(n, size=size, replace=False))
         dtype = self._compute_dtype(X, sample)
         fmap = self._build(X, sample, rng, dtype)
         shift = np.asarray(fmap.raw(sample), dtype=np.float64).mean(axis=0)
@@ -344,12 +345,13 @@ class FeatureKernelPCA(BaseKernelPCA):
             rows = fp.block_rows(self.subspace_.n, 8, self.block_size, d=X.shape[1])
             return np.concatenate([
                 self.subspace_.transform(b, n_jobs=self.n_jobs, dtype=self.eigenvalues_.dtype,
-                                         block_bytes=self._block_bytes(0, 0))
+                                         block_bytes=self._block_bytes("transform_block_bytes", 3))
                 for b in X.blocks(rows)])
         return super().transform(X)
 
-    def _block_bytes(self, default: int, copies: int) -> int:
+    def _block_bytes(self, setting: str, copies: int) -> int:
         # blocks of ``block_size`` rows, or what fits the streaming block budget
+        # (feature_block_bytes), whatever the budget asked for
         p = self.subspace_.n
         return fp.block_rows(p, 8, self.block_size) * p * 8
 

@@ -41,19 +41,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
+from .._config import get_config
 from .._parallel import run_stream
 from ..operators import n_threads
 from ..solvers import EigenResult, finalize, top_eigh
 
 logger = logging.getLogger("kpca")
 
-#: bytes of raw features one streamed block may hold
-BLOCK_BYTES = 64 * 2**20
-
-
-#: covariances at least this large, with at most a tenth of their eigenpairs wanted,
-#: are decomposed by Lanczos (scipy's ARPACK) rather than LAPACK
-LANCZOS_MIN_SIZE = 500
+# the settings feature_block_bytes (bytes of raw features the streamed blocks may
+# hold) and feature_lanczos_min_size (covariances at least this large, with at most a
+# tenth of their eigenpairs wanted, are decomposed by Lanczos, scipy's ARPACK, rather
+# than LAPACK), kpca._config
 
 
 @dataclass
@@ -97,12 +95,12 @@ class FeatureStats:
 def block_rows(p: int, itemsize: int, block_size: int | None = None,
                budget: int | None = None, *, d: int = 0, workers: int = 1) -> int:
     """Rows per streamed block: ``block_size`` if given, else what fits ``budget``
-    bytes (default :data:`BLOCK_BYTES`) for all ``workers`` blocks in flight, each
+    bytes (default: the setting ``feature_block_bytes``) for all ``workers`` blocks in flight, each
     holding its ``d`` input columns (float64) and its raw features plus one
     temporary of the same size."""
     if block_size is not None:
         return int(block_size)
-    budget = BLOCK_BYTES if budget is None else budget
+    budget = get_config()["feature_block_bytes"] if budget is None else budget
     return max(64, budget // max(1, max(1, workers) * (8 * d + 2 * p * itemsize)))
 
 
@@ -231,7 +229,8 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
     q = C.shape[0]
     trace = float(max(np.trace(C), 0.0))
     lam = None
-    if k is not None and q >= LANCZOS_MIN_SIZE and k <= q // 10 and trace > 0:
+    lanczos_min = get_config()["feature_lanczos_min_size"]
+    if k is not None and q >= lanczos_min and k <= q // 10 and trace > 0:
         # a few wanted pairs of a large covariance: Lanczos (O(q^2) per product)
         # instead of LAPACK's O(q^3) reduction (measured, q = 1000, k = 10: ~30 ms
         # against ~70 ms); LAPACK when ARPACK fails (e.g. a rank below k)

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
+from .._config import get_config
 from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from ..operators import float32_eigen_error
 from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, take_rows
@@ -18,9 +19,8 @@ from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, take_rows
 logger = logging.getLogger("kpca")
 
 LANDMARKS = ("uniform", "kmeans", "leverage")
-#: rows k-means clusters (per landmark, and at most) when ``landmarks='kmeans'``
-KMEANS_ROWS_PER_LANDMARK = 10
-KMEANS_MAX_ROWS = 20000
+# the rows k-means clusters when ``landmarks='kmeans'``: the settings
+# kmeans_rows_per_landmark and kmeans_max_rows (kpca._config)
 
 
 class NystromMap:
@@ -213,7 +213,9 @@ class NystromKernelPCA(FeatureKernelPCA):
         if self.landmarks == "kmeans":
             from sklearn.cluster import KMeans, kmeans_plusplus
 
-            s = min(n, max(m, min(KMEANS_ROWS_PER_LANDMARK * m, KMEANS_MAX_ROWS)))
+            cfg = get_config()
+            s = min(n, max(m, min(cfg["kmeans_rows_per_landmark"] * m,
+                                  cfg["kmeans_max_rows"])))
             S = take_rows(X, np.sort(rng.choice(n, size=s, replace=False)))
             if s == m:
                 return S

@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
+from .._config import get_config
 from ..kernels import Kernel
 from ..operators import KernelOperator
 from ._client import get_client
 
 logger = logging.getLogger("kpca")
 
-#: bytes of one kernel block row ``K[rows, :]`` evaluated by one task
-TASK_BLOCK_BYTES = 64 * 2**20
-#: a ``V`` up to this size is sent inside each task instead of being scattered
-INLINE_BYTES = 2**20
+# the settings dask_task_block_bytes (one block row ``K[rows, :]`` a task evaluates)
+# and dask_inline_bytes (a ``V`` up to this size travels inside each task instead of
+# being scattered), kpca._config, are read in this process: tasks run with defaults
 
 
 def _identity(x: Any) -> Any:
@@ -91,7 +91,8 @@ class DaskKernelOperator(KernelOperator):
         self.attempts = int(attempts)
         if block_rows is None:
             workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-            block_rows = max(1, min(TASK_BLOCK_BYTES // max(1, n * self.dtype.itemsize),
+            task_bytes = get_config()["dask_task_block_bytes"]
+            block_rows = max(1, min(task_bytes // max(1, n * self.dtype.itemsize),
                                     -(-n // (2 * workers))))
         self.block_rows = int(block_rows)
         self.blocks = [(i, min(n, i + self.block_rows)) for i in range(0, n, self.block_rows)]
@@ -122,10 +123,11 @@ class DaskKernelOperator(KernelOperator):
         V = np.ascontiguousarray(V, dtype=np.float64)
         t0 = time.perf_counter()
         error: Exception | None = None
+        inline = get_config()["dask_inline_bytes"]
         for attempt in range(self.attempts):
             try:
                 # a small V travels inside the tasks; a large one is broadcast once
-                Vf = V if V.nbytes <= INLINE_BYTES else self.client.scatter(
+                Vf = V if V.nbytes <= inline else self.client.scatter(
                     V, broadcast=True, hash=False)
                 futures = [
                     self.client.submit(_block_matmat, self.kernel, self._X, self._prep, i0, i1,

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._config import get_config
 from .._files import PathLike
 from .._rows import RowSource
 from ..kernels import KERNELS
@@ -30,9 +31,6 @@ from ._sources import open_rows
 from ._tables import TABLE_FORMATS, _check_readable, read_table
 
 logger = logging.getLogger("kpca")
-
-#: bytes of float64 rows read at once when a row source is standardized
-STREAM_ROWS_BYTES = 8 * 2**20
 
 
 def is_string_kernel(kernel: Any) -> bool:
@@ -316,7 +314,8 @@ def fit_scaler(X: Any, data: PathLike) -> Any:
                          "sample; a string kernel's documents have no columns to scale.")
     scaler = StandardScaler()
     if isinstance(X, RowSource):
-        for block in X.blocks(max(1024, STREAM_ROWS_BYTES // (8 * max(1, X.shape[1])))):
+        block_bytes = get_config()["stream_block_bytes"]
+        for block in X.blocks(max(1024, block_bytes // (8 * max(1, X.shape[1])))):
             scaler.partial_fit(block)
         return scaler
     return scaler.fit(X)

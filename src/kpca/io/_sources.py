@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._config import get_config
 from .._files import PathLike
 from .._rows import RowSource
 from ._tables import (
@@ -53,9 +54,6 @@ from ._tables import (
 )
 
 logger = logging.getLogger("kpca")
-
-#: rows per block of the pass behind the default :meth:`take`
-TAKE_BLOCK_ROWS = 8192
 
 
 def open_rows(path: PathLike, *, header: bool | None = None,
@@ -205,7 +203,8 @@ class _FileRows(RowSource):
         idx = self._indices(indices)
         out = np.empty((idx.size, self.shape[1]), dtype=self.dtype)
         pos = start = 0
-        for block in (self._blocks(TAKE_BLOCK_ROWS, progress=False) if idx.size else ()):
+        rows = get_config()["take_block_rows"]
+        for block in (self._blocks(rows, progress=False) if idx.size else ()):
             stop = start + block.shape[0]
             hi = int(np.searchsorted(idx, stop))
             out[pos:hi] = block[idx[pos:hi] - start]
@@ -348,16 +347,17 @@ class _NpyRows(_FileRows):
         idx = self._indices(indices)
         mm = np.load(self.path, mmap_mode="r", allow_pickle=False)
         out = np.empty((idx.size, self.shape[1]), dtype=self.dtype)
-        for s in range(0, idx.size, TAKE_BLOCK_ROWS):  # positions in the messages
-            part = idx[s:s + TAKE_BLOCK_ROWS]
+        rows = get_config()["take_block_rows"]
+        for s in range(0, idx.size, rows):  # positions in the messages
+            part = idx[s:s + rows]
             out[s:s + part.size] = self._checked(np.asarray(mm[part]), 0, part + 1)
         return out
 
 
 # --------------------------------------------------------------------------- Parquet
 class _ParquetRows(_FileRows):
-    #: bytes of buffered reads per column chunk (a row group is never read whole)
-    BUFFER_SIZE = 1 << 20
+    # buffered reads of parquet_buffer_bytes (a setting) per column chunk: a row group
+    # is never read whole
 
     def __init__(self, path: Path, dtype: np.dtype | None) -> None:
         self._pa = _import_pyarrow("reading")
@@ -372,8 +372,8 @@ class _ParquetRows(_FileRows):
     def _file(self, path: Path) -> Iterator[Any]:
         pa = self._pa
         try:
-            with pa.parquet.ParquetFile(path, buffer_size=self.BUFFER_SIZE,
-                                        pre_buffer=False) as pf:
+            buffer = get_config()["parquet_buffer_bytes"]
+            with pa.parquet.ParquetFile(path, buffer_size=buffer, pre_buffer=False) as pf:
                 yield pf
         except (pa.ArrowException, OSError) as exc:
             raise ValueError(f"{path}: not a readable Parquet file ({exc}).") from None

@@ -25,14 +25,12 @@ from typing import IO, Any
 
 import numpy as np
 
+from .._config import get_config
 from .._files import PathLike, atomic_write, check_writable
 from .._rows import RowSource
 from ._tables import _format_of, _import_pyarrow
 
 logger = logging.getLogger("kpca")
-
-#: bytes of float64 input per block when :func:`write_blocks` streams a row source
-STREAM_BLOCK_BYTES = 1 << 23
 
 
 def check_output_path(path: PathLike, *, table: bool = True) -> Path:
@@ -235,7 +233,7 @@ def write_table(path: PathLike, Z: Any, columns: Sequence[str] | None = None) ->
 
 def write_blocks(target: PathLike | IO[str] | None, columns: Sequence[str], X: Any,
                  fn: Callable[[Any], Any] | None = None, *,
-                 block_bytes: int = STREAM_BLOCK_BYTES) -> None:
+                 block_bytes: int | None = None) -> None:
     """Write ``fn`` of the rows of ``X``, atomically; a row source block by block.
 
     Parameters
@@ -251,9 +249,12 @@ def write_blocks(target: PathLike | IO[str] | None, columns: Sequence[str], X: A
     fn : callable, default=None
         Block of input rows -> block of output rows (e.g. ``estimator.transform``);
         ``None`` writes ``X`` itself.
-    block_bytes : int, default=8 MiB
+    block_bytes : int, default=None
+        Default: the setting ``stream_block_bytes`` (kpca._config).
     """
     fn = fn or (lambda Z: Z)
+    if block_bytes is None:
+        block_bytes = get_config()["stream_block_bytes"]
     if isinstance(X, RowSource):
         blocks: Any = X.blocks(max(1024, block_bytes // (8 * X.shape[1])))
     else:

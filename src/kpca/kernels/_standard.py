@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances, pairwise_kernels
 from sklearn.utils.extmath import row_norms
 
+from .._config import get_config
 from ._base import Kernel, _float_dtype, dot_block, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
 
@@ -23,16 +24,9 @@ except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
 #: exponential register by register, :func:`_native_rbf`): built, and this CPU has
 #: AVX-512
 NATIVE_RBF = _rbfexp is not None and bool(_rbfexp.supported())
-#: the compiled block is used up to this many features: its d + 2 products a value run
-#: from cache at 16 FMAs per 8 loads, which wins while d is small (where BLAS's
-#: product, with an inner dimension of d + 2, runs far below its peak) and loses
-#: beyond. Measured on one core, 256 x 2,048 blocks: d = 8 0.46x NumPy's time,
-#: d = 20 0.62x, d = 64 0.74x, d = 96 1.17x, d = 784 (MNIST's) 4.3x
-NATIVE_RBF_MAX_FEATURES = 64
-#: a block of at least this many rows packs its prepared columns (once, for every
-#: later block against them); fewer rows take NumPy's path unless they are packed
-#: already (packing 20,000 columns costs ~0.4 ms: a one-row transform was 14 % slower)
-NATIVE_RBF_PACK_ROWS = 32
+# the compiled block's limits (most features; rows from which a block packs its
+# columns) are the settings native_rbf_max_features and native_rbf_pack_rows
+# (kpca._config), read when the columns are prepared
 
 
 class _GammaMixin:
@@ -121,7 +115,7 @@ class _RBFPrepared:
 
     def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float,
                  g_sq_max: float | None = None, root: _RBFPrepared | None = None,
-                 offset: int = 0):
+                 offset: int = 0, limits: tuple[int, int] | None = None):
         self.centre = centre
         self.aug = aug
         self.gamma = gamma
@@ -136,6 +130,11 @@ class _RBFPrepared:
         self._root = self if root is None else root
         self._offset = offset
         self._panels: np.ndarray | None = None  # on a root only
+        # (native_rbf_max_features, native_rbf_pack_rows), read once here, not per block
+        if limits is None:
+            cfg = get_config()
+            limits = (cfg["native_rbf_max_features"], cfg["native_rbf_pack_rows"])
+        self.limits = limits
 
     def __getstate__(self) -> dict:
         # the panels are a cache of aug, as large as it: not shipped (to Dask
@@ -151,8 +150,9 @@ class _RBFPrepared:
             start, _, step = rows.indices(len(self.aug))
             if step == 1:
                 return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
-                                    self._root, self._offset + start)
-        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max)
+                                    self._root, self._offset + start, self.limits)
+        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
+                            limits=self.limits)
 
     def pack(self) -> None:
         """Make the root's panels (:data:`NATIVE_RBF`, float32, few enough features),
@@ -161,7 +161,7 @@ class _RBFPrepared:
         on a first call; either result is the same."""
         root = self._root
         if root._panels is None and NATIVE_RBF and root.aug.dtype == np.float32 and (
-                _native_width(root.aug) and root.aug.flags.c_contiguous):
+                _native_width(root.aug, root.limits[0]) and root.aug.flags.c_contiguous):
             panels = np.empty((-(-len(root.aug) // 16), root.aug.shape[1], 16), np.float32)
             _rbfexp.pack_panels(root.aug, panels)
             root._panels = panels
@@ -200,11 +200,9 @@ class _RBFRows:
         return _RBFRows(self.aug[rows], self.clamp)
 
 
-#: largest round-off of an RBF exponent ``-g ||x - y||^2`` above 0 for which
-#: prepared rows skip the clamp at 0: a kernel value is then at most 1 + 1e-3, where
-#: rows and columns nearly coincide (a worst-case allowance: on data near their
-#: centre the bound is ~1e-5 in float32)
-_RBF_CLAMP_FREE_ERROR = 1e-3
+# the largest round-off of an RBF exponent above 0 for which prepared rows skip the
+# clamp at 0 is the setting rbf_clamp_free_error (a worst-case allowance: on data near
+# their centre the bound is ~1e-5 in float32)
 
 
 class RBF(_GammaMixin, Kernel):
@@ -235,7 +233,7 @@ class RBF(_GammaMixin, Kernel):
         evaluation), and the clamp of the exponent at 0 skipped (~14 %: measured
         together, a matrix-free pass at 40,000 rows 0.84 s against 0.99-1.01 s;
         docs/benchmarks.md, issue 17) where round-off cannot lift it above
-        :data:`_RBF_CLAMP_FREE_ERROR`.
+        the setting ``rbf_clamp_free_error``.
 
         The bound: the product ``q . k`` of the rows' ``q = [x', 1, |x'|^2]`` and the
         columns' ``k = [2 g y', -g |y'|^2, -g]`` (``'``: shifted by the centre) errs
@@ -248,7 +246,7 @@ class RBF(_GammaMixin, Kernel):
         d = aug.shape[1] - 2
         g_rows = prep.gamma * float(aug[:, d + 1].max(initial=0.0))
         error = 4 * (d + 2) * np.finfo(aug.dtype).eps * (g_rows + prep.g_sq_max)
-        return _RBFRows(aug, clamp=not error <= _RBF_CLAMP_FREE_ERROR)
+        return _RBFRows(aug, clamp=not error <= get_config()["rbf_clamp_free_error"])
 
     def block_prepared(self, X, prep, out=None):
         if not isinstance(X, _RBFRows):
@@ -256,12 +254,12 @@ class RBF(_GammaMixin, Kernel):
                 return super().block_prepared(X, prep, out)
             # rows used once: clamped, as round-off can make -g||x - y||^2 positive
             X = _RBFRows(prep.rows_side(X), clamp=True)
-        if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out):
-            if len(X.aug) >= NATIVE_RBF_PACK_ROWS:
+        if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out, prep.limits[0]):
+            if len(X.aug) >= prep.limits[1]:
                 prep.pack()
             panels = prep.panels()
             # a block of few rows does not pay for packing its columns: NumPy's
-            if panels is not None or len(X.aug) >= NATIVE_RBF_PACK_ROWS:
+            if panels is not None or len(X.aug) >= prep.limits[1]:
                 if out is None:
                     out = np.empty((X.aug.shape[0], prep.aug.shape[0]), np.float32)
                 _rbfexp.block(X.aug, prep.aug if panels is None else panels, X.clamp, out)
@@ -284,11 +282,12 @@ class RBF(_GammaMixin, Kernel):
         return K
 
 
-def _native_rbf(rows: np.ndarray, cols: np.ndarray, out: np.ndarray | None) -> bool:
+def _native_rbf(rows: np.ndarray, cols: np.ndarray, out: np.ndarray | None,
+                max_features: int) -> bool:
     """Whether the compiled kernel makes this RBF block: float32 rows, columns and
     output, each C-contiguous, ``out`` (if given) of the block's shape, at most
-    :data:`NATIVE_RBF_MAX_FEATURES` features (anything else: NumPy's product and
-    ``exp``, which also raise for a wrong ``out``).
+    ``max_features`` features (the setting ``native_rbf_max_features``; anything
+    else: NumPy's product and ``exp``, which also raise for a wrong ``out``).
 
     It computes each 16 exponents in registers, exponentiates and stores them once,
     where NumPy writes the exponents and rereads them (and its BLAS product, with an
@@ -304,16 +303,17 @@ def _native_rbf(rows: np.ndarray, cols: np.ndarray, out: np.ndarray | None) -> b
         The columns prepared (``_RBFPrepared.aug``).
     out : ndarray of shape (m, c) or None
     """
-    return (rows.dtype == np.float32 and cols.dtype == np.float32 and _native_width(rows)
+    return (rows.dtype == np.float32 and cols.dtype == np.float32
+            and _native_width(rows, max_features)
             and rows.flags.c_contiguous and cols.flags.c_contiguous
             and (out is None or (out.dtype == np.float32 and out.flags.c_contiguous
                                  and out.shape == (rows.shape[0], cols.shape[0]))))
 
 
-def _native_width(aug: np.ndarray) -> bool:
-    """Whether prepared rows or columns (d + 2 of them) have few enough features for
-    the compiled block (:data:`NATIVE_RBF_MAX_FEATURES`)."""
-    return aug.shape[1] <= NATIVE_RBF_MAX_FEATURES + 2
+def _native_width(aug: np.ndarray, max_features: int) -> bool:
+    """Whether prepared rows or columns (d + 2 of them) have at most ``max_features``
+    features, for the compiled block."""
+    return aug.shape[1] <= max_features + 2
 
 
 class Laplacian(_GammaMixin, Kernel):

@@ -4,8 +4,6 @@ from ._base import KernelOperator
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
 from ._gram import (
-    FLOAT32_MAX_ERROR,
-    FLOAT64_MAX_ROWS,
     float32_eigen_error,
     gram_matrix,
     kernel_rows,
@@ -24,8 +22,6 @@ __all__ = [
     "KernelOperator",
     "TiledKernelOperator",
     "center",
-    "FLOAT32_MAX_ERROR",
-    "FLOAT64_MAX_ROWS",
     "float32_eigen_error",
     "storage_dtype",
     "gram_matrix",

@@ -19,14 +19,12 @@ from typing import Any
 import numpy as np
 
 from .._array_api import float_dtype, to_host
+from .._config import get_config
 from ..kernels._device import device_block, device_block_product, device_diag
 from ._base import KernelOperator
 from ._centering import Centering
 
 logger = logging.getLogger("kpca")
-
-#: bytes of one tile of kernel rows while a stored matrix is built
-STORED_TILE_BYTES = 128 * 2**20
 
 
 class DeviceKernelOperator(KernelOperator):
@@ -61,7 +59,7 @@ class DeviceKernelOperator(KernelOperator):
         # take half of the budget; building a stored K needs no large tiles
         tile_bytes = memory_limit // 8
         if self.stored:
-            tile_bytes = min(tile_bytes, STORED_TILE_BYTES)
+            tile_bytes = min(tile_bytes, get_config()["device_tile_bytes"])
         self.tile_rows = max(1, min(n, tile_bytes // max(1, n * itemsize)))
         self.K = None
         self._centering: Centering | None = None

@@ -8,12 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from .._config import get_config
 from .._parallel import blas_threads, run_blocks
 from ..kernels import Kernel
-
-#: target bytes of one row block: small enough to stay in cache while the
-#: element-wise steps (clip, exp, row sum) run over it
-BLOCK_BYTES = 2 * 2**20
 
 
 def n_threads(n_jobs: int | None) -> int:
@@ -69,7 +66,10 @@ def _evaluate_rows(kernel: Kernel, X: Any, Y: Any, dtype: Any, n_jobs: int | Non
     dtype = np.dtype(dtype)
     prep = kernel.prepare(Y, dtype)
     out = np.empty((b, N), dtype=dtype)
-    rows = int(max(8, min(max(b, 1), BLOCK_BYTES // max(1, N * dtype.itemsize))))
+    # row blocks small enough to stay in cache while the element-wise steps (clip, exp,
+    # row sum) run over them: the setting gram_block_bytes
+    block_bytes = get_config()["gram_block_bytes"]
+    rows = int(max(8, min(max(b, 1), block_bytes // max(1, N * dtype.itemsize))))
     diag_value = kernel.constant_diag if diag_start is not None else None
 
     def work(start: int) -> None:
@@ -174,23 +174,16 @@ def float32_eigen_error(
     return _U32 * big * np.sqrt(n) / (top * n / len(idx))
 
 
-#: with ``precision='auto'``, float64 data keep float64 kernel values up to this many rows
-FLOAT64_MAX_ROWS = 4096
-#: ... and beyond, float32 when its estimated eigenvalue error (relative to the
-#: largest, :func:`float32_eigen_error`) is at most this
-FLOAT32_MAX_ERROR = 1e-7
-
-
 def storage_dtype(precision: str, data_dtype: Any, n: int,
                   float32_error: Callable[[], float] | None = None) -> np.dtype:
     """The precision policy of every estimator: the dtype kernel values are stored in.
 
     ``precision`` other than ``'auto'`` is used as given. ``'auto'``: float32 for
-    float32 data; float64 up to :data:`FLOAT64_MAX_ROWS` rows; beyond, float32
-    (half the memory, passes twice as fast) unless ``float32_error()`` -- an
-    estimate of the eigenvalue error float32 would cause, e.g. from
-    :func:`float32_eigen_error` -- exceeds :data:`FLOAT32_MAX_ERROR` (centring that
-    cancels most of K: a linear or polynomial kernel on data far from the origin).
+    float32 data; float64 up to ``float64_max_rows`` rows (a setting, kpca._config);
+    beyond, float32 (half the memory, passes twice as fast) unless ``float32_error()``
+    -- an estimate of the eigenvalue error float32 would cause, e.g. from
+    :func:`float32_eigen_error` -- exceeds the setting ``float32_max_error`` (centring
+    that cancels most of K: a linear or polynomial kernel on data far from the origin).
 
     Parameters
     ----------
@@ -205,8 +198,9 @@ def storage_dtype(precision: str, data_dtype: Any, n: int,
         return np.dtype(precision)
     if np.dtype(data_dtype) == np.float32:
         return np.dtype(np.float32)
-    if n <= FLOAT64_MAX_ROWS:
+    cfg = get_config()
+    if n <= cfg["float64_max_rows"]:
         return np.dtype(np.float64)
-    if float32_error is not None and float32_error() > FLOAT32_MAX_ERROR:
+    if float32_error is not None and float32_error() > cfg["float32_max_error"]:
         return np.dtype(np.float64)
     return np.dtype(np.float32)

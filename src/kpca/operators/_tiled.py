@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._config import get_config
 from .._parallel import run_blocks
 from ..kernels import Kernel
 from ._base import KernelOperator
@@ -46,36 +47,22 @@ NATIVE = _tileprod is not None and bool(_tileprod.supported())
 #: of one AVX-512 register), by tile dtype
 NATIVE_WIDTH = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}
 
-#: ``transform`` evaluates kernel rows in pieces of this many rows and FUSED_COLS
-#: columns (float32: 512 KB); the operator's pieces follow :func:`fused_piece`
-FUSED_ROWS = 256
-FUSED_COLS = 512
-#: the pieces of a pass take about half of a core's L2 cache (FUSED_COLS columns);
-#: 1 MB assumed where the cache size cannot be read
-_L2_FALLBACK = 2**20
-#: a stored float32 tile is centred and multiplied in slices of this many rows (2,048
-#: columns: 1 MB), each used by both of the tile's products while it is in cache
-SLICE_ROWS = 128
-
-
-def _l2_bytes() -> int:
-    """A core's L2 cache in bytes (Linux sysfs), or :data:`_L2_FALLBACK`."""
-    try:
-        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
-            text = f.read().strip().upper()
-        scale = {"K": 2**10, "M": 2**20}.get(text[-1:], 1)
-        return int(text.rstrip("KM")) * scale
-    except (OSError, ValueError):
-        return _L2_FALLBACK
+# the sizes of pieces and slices are settings (kpca._config): fused_rows and fused_cols
+# (``transform``'s pieces), l2_cache_bytes (the operator's pieces, :func:`fused_piece`)
+# and slice_rows (the slices of a stored float32 tile, centred and multiplied while
+# they are in cache)
 
 
 def fused_piece(itemsize: int) -> tuple[int, int]:
     """Rows and columns of the pieces in which recomputed tiles are evaluated and
-    multiplied: :data:`FUSED_COLS` columns and rows (a multiple of 128, 128 to 1,024)
-    for about half of a core's L2 cache. Measured at 40,000 rows (matrix-free, float32,
-    32 columns) on a 2 MB L2: 512 x 512 pieces 1.24 s a pass, 256 x 512 1.40 s."""
-    rows = _l2_bytes() // 2 // (FUSED_COLS * itemsize)
-    return max(128, min(1024, rows // 128 * 128)), FUSED_COLS
+    multiplied: the setting ``fused_cols`` columns and rows (a multiple of 128, 128 to
+    1,024) for about half of a core's L2 cache (the setting ``l2_cache_bytes``). On a
+    2 MB L2 at 40,000 rows (matrix-free, float32, 32 columns): 512 x 512 pieces 1.24 s
+    a pass, 256 x 512 1.40 s."""
+    cfg = get_config()
+    cols = cfg["fused_cols"]
+    rows = cfg["l2_cache_bytes"] // 2 // (cols * itemsize)
+    return max(128, min(1024, rows // 128 * 128)), cols
 
 
 def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: int = 1) -> int:
@@ -98,7 +85,7 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     with ``lead = 1``, ``W[:, 0]`` gets the tile's row and column sums too.
 
     With ``fill``, the tile is being built: ``fill(a, e)`` writes its rows ``a:e``,
-    :data:`SLICE_ROWS` at a time, and each slice is multiplied while it is still in
+    ``slice_rows`` (a setting) at a time, and each slice is multiplied while it is still in
     cache (one sweep over the tile's memory, not three: evaluation, exponential and
     product; at 20,000 rows, float32, the construction pass 0.28 s against 0.31 s).
 
@@ -129,8 +116,9 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     if fill is None:
         _tileprod.product(T, VJ, VI, WI, WJ, not diagonal, rs, cs)
     else:  # the kernel adds into WJ and cs, so slices accumulate
-        for a in range(0, m, SLICE_ROWS):
-            e = min(m, a + SLICE_ROWS)
+        step = get_config()["slice_rows"]
+        for a in range(0, m, step):
+            e = min(m, a + step)
             fill(a, e)
             _tileprod.product(T[a:e], VJ, VI[a:e], WI[a:e], WJ, not diagonal,
                               None if rs is None else rs[a:e], cs)
@@ -267,14 +255,15 @@ class TiledKernelOperator(KernelOperator):
         return sum(t.nbytes for t in self._store.values())
 
     def _center_tile(self, t: int, T: np.ndarray, shift=None) -> None:
-        """Centre tile ``t`` in place, slice by slice of :data:`SLICE_ROWS` rows: one
-        sweep over memory for all of the block's updates."""
+        """Centre tile ``t`` in place, slice by slice of ``slice_rows`` rows (a setting):
+        one sweep over memory for all of the block's updates."""
         i, j = self.tiles[t]
         r0, c0 = self.bounds[i], self.bounds[j]
         cols = slice(c0, self.bounds[j + 1])
         shift = self._centering_rows() if shift is None else shift
-        for a in range(0, T.shape[0], SLICE_ROWS):
-            S = T[a : a + SLICE_ROWS]
+        step = get_config()["slice_rows"]
+        for a in range(0, T.shape[0], step):
+            S = T[a : a + step]
             self._center_block(S, slice(r0 + a, r0 + a + S.shape[0]), cols, shift)
 
     @staticmethod
@@ -402,7 +391,7 @@ class TiledKernelOperator(KernelOperator):
     def _tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
                       r0: int, c0: int) -> None:
         """``W[I] += T V[J]`` and, below the diagonal, ``W[J] += T^T V[I]``; a float32
-        tile slice by slice of :data:`SLICE_ROWS` rows, each slice serving both
+        tile slice by slice of ``slice_rows`` rows (a setting), each slice serving both
         products while it is in cache, so that the tile is read from memory once per
         pass, not twice (at 20,000 rows, 16 columns: 0.12 s a pass against 0.15 s;
         float64 tiles were measured no faster in slices)."""
@@ -414,8 +403,9 @@ class TiledKernelOperator(KernelOperator):
             return
         VJ = V[c0 : c0 + c]
         acc = np.zeros((c, V.shape[1]), dtype=np.result_type(T.dtype, V.dtype))
-        for a in range(0, m, SLICE_ROWS):
-            S = T[a : a + SLICE_ROWS]
+        step = get_config()["slice_rows"]
+        for a in range(0, m, step):
+            S = T[a : a + step]
             rows = slice(r0 + a, r0 + a + S.shape[0])
             W[rows] += S @ VJ
             acc += S.T @ V[rows]

@@ -37,8 +37,9 @@ import logging
 
 import numpy as np
 
+from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial
-from ..subspace import BLOCK_BYTES, FittedSubspace
+from ..subspace import FittedSubspace
 from ._base import PreimageInfo
 
 logger = logging.getLogger("kpca")
@@ -46,8 +47,8 @@ logger = logging.getLogger("kpca")
 #: kernels the fixed-point iteration supports
 FIXED_POINT_KERNELS = ("rbf", "poly", "linear")
 _VANISH = 1e-10
-#: test points iterated together (each against column blocks of the training rows)
-_CHUNK = 2048
+# the points iterated together (each against column blocks of the training rows): the
+# setting fixed_point_chunk_rows (kpca._config)
 
 
 def check_fixed_point_kernel(kernel) -> None:
@@ -60,7 +61,7 @@ def check_fixed_point_kernel(kernel) -> None:
         )
 
 
-def _data_scale(space: FittedSubspace, block_bytes: int = BLOCK_BYTES) -> float:
+def _data_scale(space: FittedSubspace, block_bytes: int | None = None) -> float:
     """``sqrt(trace Cov X)``: the spread of the training inputs (1 if degenerate)."""
     total = 0.0
     mean = np.zeros(space.n_features)
@@ -126,7 +127,7 @@ def fixed_point_preimage(
     *,
     max_iter: int = 100,
     tol: float = 1e-4,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int | None = None,
 ) -> tuple[np.ndarray, PreimageInfo]:
     """Pre-images by fixed-point iteration.
 
@@ -144,8 +145,9 @@ def fixed_point_preimage(
     tol : float, default=1e-4
         Stop when the step ``||z_new - z||`` is at most ``tol * scale`` (see the
         module docstring: ``scale`` is the RBF width or the data's spread).
-    block_bytes : int
-        Memory for one (points x training rows) block.
+    block_bytes : int, default=None
+        Memory for one (points x training rows) block (default: the setting
+        ``preimage_block_bytes``, kpca._config).
 
     Returns
     -------
@@ -161,7 +163,10 @@ def fixed_point_preimage(
     n_iter = np.zeros(m, np.intp)
     restarted = np.zeros(m, bool)
     # points per chunk: their (chunk, 64)-column blocks also fit in block_bytes
-    chunk = min(_CHUNK, space.row_chunk(block_bytes))
+    cfg = get_config()
+    if block_bytes is None:
+        block_bytes = cfg["preimage_block_bytes"]
+    chunk = min(cfg["fixed_point_chunk_rows"], space.row_chunk(block_bytes))
     if isinstance(space.kernel, Linear) or (
         isinstance(space.kernel, Polynomial) and float(space.kernel.degree) == 1.0
     ):

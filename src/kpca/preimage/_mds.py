@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial
-from ..subspace import BLOCK_BYTES, FittedSubspace
+from ..subspace import FittedSubspace
 from ._base import PreimageInfo
 
 #: kernels the distance-based pre-image supports (the distance map is invertible)
@@ -123,7 +124,7 @@ def mds_preimage(
     *,
     n_neighbors: int = 10,
     rcond: float = 1e-6,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int | None = None,
 ) -> tuple[np.ndarray, PreimageInfo]:
     """Distance-based pre-images (Kwok & Tsang 2003).
 
@@ -139,8 +140,9 @@ def mds_preimage(
     rcond : float, default=1e-6
         Singular values of the centred neighbours below ``rcond * s_max`` are
         treated as zero.
-    block_bytes : int
-        Memory for one (points x training rows) block of the neighbour search.
+    block_bytes : int, default=None
+        Memory for one (points x training rows) block of the neighbour search
+        (default: the setting ``preimage_block_bytes``, kpca._config).
 
     Returns
     -------
@@ -152,6 +154,8 @@ def mds_preimage(
     m, d = Y.shape[0], space.n_features
     q = min(int(n_neighbors), space.n)
     Z = np.empty((m, d))
+    if block_bytes is None:
+        block_bytes = get_config()["preimage_block_bytes"]
     # neighbour tensors (rows, q, d) and the search's (rows, block) blocks are kept
     # near block_bytes
     rows = max(1, min(block_bytes // (8 * q * max(d, 1) * 3), space.row_chunk(block_bytes)))

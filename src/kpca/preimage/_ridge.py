@@ -6,8 +6,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from .._config import get_config
 from ..kernels import Anova, Kernel
-from ..subspace import BLOCK_BYTES
 
 
 def score_space_kernel(kernel: Kernel) -> Kernel:
@@ -58,7 +58,7 @@ def fit_ridge_preimage(
 
 
 def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray,
-                   block_bytes: int = BLOCK_BYTES) -> np.ndarray:
+                   block_bytes: int | None = None) -> np.ndarray:
     """Pre-images ``K(Y, Y_fit) @ dual_coef``.
 
     Parameters
@@ -71,9 +71,10 @@ def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: 
         Training scores.
     dual_coef : ndarray of shape (n, d)
         From :func:`fit_ridge_preimage`.
-    block_bytes : int
+    block_bytes : int, default=None
         Memory for one (points x training rows) kernel block; the points are
-        processed in row blocks of that size.
+        processed in row blocks of that size (default: the setting
+        ``preimage_block_bytes``, kpca._config).
 
     Returns
     -------
@@ -81,6 +82,8 @@ def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: 
     """
     Y = np.asarray(Y, dtype=Y_fit.dtype)
     m, n = Y.shape[0], Y_fit.shape[0]
+    if block_bytes is None:
+        block_bytes = get_config()["preimage_block_bytes"]
     rows = max(1, block_bytes // (8 * max(1, n)))
     out = np.empty((m, dual_coef.shape[1]), dtype=np.result_type(Y_fit.dtype, dual_coef.dtype))
     for a0 in range(0, m, rows):

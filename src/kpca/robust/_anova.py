@@ -14,13 +14,11 @@ from sklearn.utils._param_validation import Interval
 
 from .._array_api import refuse_device
 from .._base import extend_init
+from .._config import get_config
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
 
 logger = logging.getLogger("kpca")
-
-#: bytes of one per-variable kernel block in the beta step
-_BLOCK_BYTES = 8 * 2**20
 
 
 def beta_update(a: np.ndarray, c: float | None = None) -> np.ndarray:
@@ -153,7 +151,7 @@ class AnovaKernelPCA(KernelPCA):
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         n, p = X.shape
         g = float(gamma)
-        rows = max(1, _BLOCK_BYTES // (8 * max(1, n)))
+        rows = max(1, get_config()["anova_block_bytes"] // (8 * max(1, n)))
         a = np.zeros(p)
         T = np.empty((min(rows, n), n))
         for j in range(p):

@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._array_api import refuse_device
 from .._base import extend_init
+from .._config import get_config
 from .._kernel_pca import KernelPCA, _is_fraction
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
@@ -29,8 +30,6 @@ from ._base import ReweightedKernelPCA
 
 #: rrcov's kmax: most components when ``n_components`` is None or a fraction
 KMAX = 10
-#: bytes of one block of direction columns (n x b float64)
-_DIRECTION_BLOCK_BYTES = 32 * 2**20
 
 
 # ----------------------------------------------------------------------------- univariate
@@ -45,7 +44,7 @@ def _check_psd(K, diag: np.ndarray, scale2: float) -> None:
     msg = "kernel='precomputed': the kernel matrix is not positive semi-definite ({})."
     if np.any(diag < -1e-10 * scale2):
         raise ValueError(msg.format("negative diagonal entries"))
-    rows = max(1, _DIRECTION_BLOCK_BYTES // (8 * max(1, n)))
+    rows = max(1, get_config()["robpca_block_bytes"] // (8 * max(1, n)))
     for r0 in range(0, n, rows):
         d2 = diag[r0 : r0 + rows, None] + diag[None, :] - 2.0 * K[r0 : r0 + rows]
         if d2.min(initial=0.0) < -1e-8 * scale2:
@@ -435,7 +434,7 @@ class KernelROBPCA(ReweightedKernelPCA):
             j = (i + rng.randint(1, n, size=self.n_directions)) % n  # j != i
         i, j = order[i], order[j]
         outl = np.zeros(n)
-        block = max(1, min(i.size, _DIRECTION_BLOCK_BYTES // (8 * 4 * n)))
+        block = max(1, min(i.size, get_config()["robpca_block_bytes"] // (8 * 4 * n)))
         tiny = 1e-24 * scale2
         for b0 in range(0, i.size, block):
             ib, jb = i[b0 : b0 + block], j[b0 : b0 + block]

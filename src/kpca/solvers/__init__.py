@@ -36,7 +36,7 @@ from ._krylov import (
 from ._primal import primal_eigsh
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
-from ._start import START_LANDMARKS, nystrom_start, start_landmarks
+from ._start import nystrom_start, start_landmarks
 from ._update import UpdatedPairs, extend_eigenpairs
 
 logger = logging.getLogger("kpca")
@@ -194,7 +194,6 @@ __all__ = [
     "finalize",
     "nystrom_start",
     "start_landmarks",
-    "START_LANDMARKS",
     "randomized_eigsh",
     "workspace_bytes",
     "relative_residuals",

@@ -17,7 +17,7 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 
 from .._array_api import from_host, to_host
-from ._krylov import DEFAULT_DEPTH, _keep, krylov_basis_size, krylov_block_size
+from ._krylov import _keep, krylov_basis_size, krylov_block_size
 from ._randomized import default_rtol
 from ._result import EigenResult
 
@@ -89,7 +89,7 @@ def _lanczos(op: Any, k: int, b: int, *, tol: float, max_iter: int | None,
              rng: np.random.RandomState) -> EigenResult:
     xp, n = op.xp, op.n
     dev = op.X.device
-    mmax = krylov_basis_size(k, b, DEFAULT_DEPTH)
+    mmax = krylov_basis_size(k, b)
     p_keep = _keep(k, b, mmax)
     rtol = default_rtol(tol, op.dtype)
     max_pass = max_iter or 300

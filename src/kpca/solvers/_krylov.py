@@ -28,33 +28,29 @@ import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
+from .._config import get_config
 from .._parallel import blas_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
-from ._orth import SMALL_ALGEBRA_FLOPS, cholesky_qr, project_out
+from ._orth import cholesky_qr, project_out
 from ._randomized import default_rtol
 from ._result import EigenResult
 
 logger = logging.getLogger("kpca")
 
-#: blocks in a full basis (measured on digits RBF and synthetic spectra, n = 1,500-
-#: 3,594: 6 blocks need 1.2-2x fewer passes than 4, and 2-5x fewer than 3)
-DEFAULT_DEPTH = 6
-#: ... and at least this many columns (12 blocks of 16 on a stored K: measured best
-#: against 6 blocks of 16 or 32 on digits, n = 10,000)
-MIN_BASIS = 192
-#: on a stored K, blocks of at most 32 columns below this many rows and 16 from it on:
-#: a pass's fixed cost (threads, Rayleigh-Ritz, QR: ~10 ms) outweighs its product
-#: below, the product (2 n^2 b flops) above (measured on digits: at n = 3,500, 32
-#: columns 1.1-1.4x faster than 16; at n = 10,000, 16 columns 1.1-1.5x faster)
-NARROW_BLOCK_ROWS = 6000
+# the shape of the basis is set by the settings krylov_depth (blocks in a full basis),
+# krylov_min_basis (its fewest columns) and narrow_block_rows (on a stored K, blocks of
+# at most 32 columns below this many rows and 16 from it on), kpca._config. On digits:
+# at n = 1,500-3,594, 6 blocks needed 1.2-2x fewer passes than 4 and 2-5x fewer than 3;
+# at n = 3,500, 32 columns were 1.1-1.4x faster than 16, at n = 10,000 16 columns
+# 1.1-1.5x faster than 32
 
 
 def krylov_block_size(k: int, cheap_pass: bool = False, n: int = 0) -> int:
     """Default block: when a pass recomputes kernel tiles (matrix-free), ``k + 9`` to
     ``k + 16`` columns, a multiple of 8 (24 for k = 10); when a pass is cheap (``K``
     stored), ``k + 17`` to ``k + 24`` (a multiple of 8) but at most 32, and at most 16
-    from :data:`NARROW_BLOCK_ROWS` rows on.
+    from ``narrow_block_rows`` rows on (a setting, kpca._config).
 
     A matrix-free pass evaluates every kernel value once and multiplies it by the
     block twice: with the evaluation in cache-sized pieces, the product is about half
@@ -71,18 +67,21 @@ def krylov_block_size(k: int, cheap_pass: bool = False, n: int = 0) -> int:
     """
     if not cheap_pass:
         return 8 * ((k + 16) // 8)
-    return min(8 * ((k + 24) // 8), 16 if n >= NARROW_BLOCK_ROWS else 32)
+    return min(8 * ((k + 24) // 8), 16 if n >= get_config()["narrow_block_rows"] else 32)
 
 
-def krylov_basis_size(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
-    """Columns of a full basis: ``depth`` blocks and at least :data:`MIN_BASIS`, at
-    least three times the wanted pairs plus a block (the search space ARPACK's
-    ``ncv = 2k + 1`` would give, with room for a block method's slower growth), and
-    room for ``k`` kept Ritz vectors plus two new blocks."""
-    return max(MIN_BASIS, depth * b, 3 * k + b, k + 2 * b)
+def krylov_basis_size(k: int, b: int, depth: int | None = None) -> int:
+    """Columns of a full basis: ``depth`` blocks (default: the setting
+    ``krylov_depth``) and at least ``krylov_min_basis`` (a setting), at least three
+    times the wanted pairs plus a block (the search space ARPACK's ``ncv = 2k + 1``
+    would give, with room for a block method's slower growth), and room for ``k`` kept
+    Ritz vectors plus two new blocks."""
+    cfg = get_config()
+    depth = cfg["krylov_depth"] if depth is None else depth
+    return max(cfg["krylov_min_basis"], depth * b, 3 * k + b, k + 2 * b)
 
 
-def krylov_workspace_columns(k: int, b: int, depth: int = DEFAULT_DEPTH) -> int:
+def krylov_workspace_columns(k: int, b: int, depth: int | None = None) -> int:
     """float64 columns of length ``n`` the solver holds at its peak: the basis, the
     restart's Ritz vectors, the newest image, its Gram-Schmidt copy and new block,
     and the returned vectors."""
@@ -110,7 +109,7 @@ def krylov_eigsh(
     max_iter: int | None = None,
     random_state=None,
     block_size: int | None = None,
-    depth: int = DEFAULT_DEPTH,
+    depth: int | None = None,
     callback=None,
     start: tuple[np.ndarray, np.ndarray] | None = None,
     time_limit: float | None = None,
@@ -134,8 +133,9 @@ def krylov_eigsh(
         grow the basis to ``k`` columns are made.
     block_size : int, default=None
         Columns per pass; default :func:`krylov_block_size`.
-    depth : int, default=6
-        Blocks in a full basis (see :func:`krylov_basis_size`).
+    depth : int, default=None
+        Blocks in a full basis (see :func:`krylov_basis_size`; default: the setting
+        ``krylov_depth``).
     callback : callable, default=None
         Called as ``callback(n_pass, residuals)`` after each pass (progress).
     start : (Q0, K Q0), default=None
@@ -183,15 +183,16 @@ def krylov_eigsh(
         W = np.asarray(op.matmat(Q[:, :b]), dtype=np.float64)
         n_pass = 1
     m, restarts = b, 0
+    small_flops = get_config()["small_algebra_flops"]
     while True:
         # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
         # between kernel passes spin against the pass's worker threads (measured at
         # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
-        # from n m b = 2^28 on (n = 100,000, k = 10), its products are worth the
-        # operator's threads (its caller may hold BLAS to one thread between passes):
+        # from n m b = small_algebra_flops on (2^28: n = 100,000, k = 10), its products
+        # are worth the operator's threads (its caller may hold BLAS to one thread between passes):
         # the tall ones (Gram-Schmidt, Cholesky QR) share their rows among that many
         # workers, one BLAS thread each
-        large = n * m * b >= SMALL_ALGEBRA_FLOPS
+        large = n * m * b >= small_flops
         split = (op.threads or 1) if large else 1
         with blas_threads(op.threads if large else 1):
             Qm = Q[:, :m]

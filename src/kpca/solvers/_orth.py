@@ -9,10 +9,10 @@ so :func:`cholesky_qr` sweeps twice, and callers fall back to Householder QR whe
 block is ill-conditioned (Fukaya et al., "CholeskyQR2", 2014). Measured at
 n = 100,000, b = 24 on one thread: two sweeps ~12 ms, Householder QR with column pivoting 52 ms.
 
-Every step is a sweep over the rows of ``W`` (and of the basis), :data:`_ROWS` at a
-time, that can also sum the small product the next step needs (the Gram matrix of
-the updated rows), so each step reads the tall arrays once; with ``workers > 1`` the
-rows are shared by that many threads (one BLAS thread each).
+Every step is a sweep over the rows of ``W`` (and of the basis), ``orth_block_rows``
+(a setting, kpca._config) at a time, that can also sum the small product the next step
+needs (the Gram matrix of the updated rows), so each step reads the tall arrays once;
+with ``workers > 1`` the rows are shared by that many threads (one BLAS thread each).
 """
 
 from __future__ import annotations
@@ -24,27 +24,22 @@ import numpy as np
 from scipy.linalg import cholesky, qr, solve_triangular
 from scipy.linalg.lapack import dtrcon
 
+from .._config import get_config
 from .._parallel import run_blocks
 
-#: a sweep is made while the block's condition number (LAPACK's estimate from its
-#: triangular factor, in the 1-norm) stays below this: the first sweep then leaves the
-#: block orthogonal to ~cond^2 eps = 1e-6, the second to round-off
-MAX_COND = 1e5
-#: rows updated at a time (a small temporary, reused: no n x b array is allocated;
-#: the rows of the basis and of the block stay in cache between a step's products)
-_ROWS = 1024
-#: the iterative solvers' block algebra runs on one BLAS thread below this size (n m b
-#: for block Lanczos: rows x basis x block; n l^2 for subspace iteration, l columns)
-SMALL_ALGEBRA_FLOPS = 2**28
+# the settings of this module (kpca._config): orth_max_cond, the condition number below
+# which a sweep is made, and orth_block_rows, the rows updated at a time (a small
+# temporary, reused: no n x b array is allocated; the rows of the basis and of the
+# block stay in cache between a step's products)
 
 
 def row_sum(step: Callable[[int, int], np.ndarray | None], n: int,
             workers: int = 1) -> np.ndarray | None:
-    """The sum of ``step(a, e)`` over the row ranges ``a:e`` of at most :data:`_ROWS`
-    rows that cover ``0:n``, in contiguous groups of ranges, one a thread (one BLAS
-    thread each): ``workers`` groups, fewer where ``n`` has fewer than ``workers``
-    times :data:`_ROWS` rows (one group runs in the calling thread, with its BLAS
-    threads).
+    """The sum of ``step(a, e)`` over the row ranges ``a:e`` of at most
+    ``orth_block_rows`` rows (a setting) that cover ``0:n``, in contiguous groups of
+    ranges, one a thread (one BLAS thread each): ``workers`` groups, fewer where ``n``
+    has fewer than ``workers`` times ``orth_block_rows`` rows (one group runs in the
+    calling thread, with its BLAS threads).
 
     Parameters
     ----------
@@ -60,13 +55,14 @@ def row_sum(step: Callable[[int, int], np.ndarray | None], n: int,
     ndarray or None
         None if every step returned None (or ``n`` is 0).
     """
-    groups = max(1, min(workers, n // _ROWS))
+    rows = get_config()["orth_block_rows"]
+    groups = max(1, min(workers, n // rows))
     cuts = [n * i // groups for i in range(groups + 1)]
 
     def group(i: int) -> np.ndarray | None:
         total = None
-        for a in range(cuts[i], cuts[i + 1], _ROWS):
-            part = step(a, min(a + _ROWS, cuts[i + 1]))
+        for a in range(cuts[i], cuts[i + 1], rows):
+            part = step(a, min(a + rows, cuts[i + 1]))
             if part is not None:
                 total = part if total is None else np.add(total, part, out=total)
         return total
@@ -119,7 +115,7 @@ def cholesky_sweep(W: np.ndarray, floor: float = 0.0, *, gram: np.ndarray | None
     returns ``R`` and, with ``gram_after``, the Gram matrix of the updated ``W``
     (summed in the same sweep; else None), or None (``W`` untouched) when the Gram
     matrix is not numerically positive definite, ``W`` is ill-conditioned
-    (:data:`MAX_COND`) or a diagonal entry of ``R`` is at most ``floor``.
+    (the setting ``orth_max_cond``) or a diagonal entry of ``R`` is at most ``floor``.
 
     Parameters
     ----------
@@ -143,7 +139,7 @@ def cholesky_sweep(W: np.ndarray, floor: float = 0.0, *, gram: np.ndarray | None
         return None
     d = np.abs(np.diag(R))
     rcond = dtrcon(R, norm="1", uplo="U", diag="N")[0]
-    if not (d.min() > floor and rcond * MAX_COND > 1.0):
+    if not (d.min() > floor and rcond * get_config()["orth_max_cond"] > 1.0):
         return None
     # products with the inverse of a well-conditioned factor: 3-4x faster here than
     # a triangular solve with n right-hand sides

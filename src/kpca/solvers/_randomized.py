@@ -8,9 +8,9 @@ import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
+from .._config import get_config
 from .._parallel import blas_threads
 from ..operators import KernelOperator
-from ._orth import SMALL_ALGEBRA_FLOPS
 from ._result import EigenResult
 
 logger = logging.getLogger("kpca")
@@ -59,8 +59,9 @@ def randomized_eigsh(
     l = min(op.n, k + n_oversamples)
     # the block algebra (QR, Rayleigh-Ritz) on one BLAS thread where it is small, as
     # block Lanczos's (threads woken between passes would spin against the next
-    # pass's workers), on the operator's threads from n l^2 = SMALL_ALGEBRA_FLOPS on
-    with blas_threads(1 if op.n * l * l < SMALL_ALGEBRA_FLOPS else op.threads):
+    # pass's workers), on the operator's threads from n l^2 = small_algebra_flops on
+    small = op.n * l * l < get_config()["small_algebra_flops"]
+    with blas_threads(1 if small else op.threads):
         return _randomized_eigsh(op, k, iterated_power, n_oversamples, tol, max_iter, rng)
 
 

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
+from .._config import get_config
 from .._parallel import blas_threads, run_blocks
 from ..kernels import Kernel
 from ..operators import n_threads
@@ -27,30 +28,20 @@ from ._orth import cholesky_qr
 
 logger = logging.getLogger("kpca")
 
-#: landmarks of the warm start by default (more where passes are costly:
-#: :func:`start_landmarks`)
-START_LANDMARKS = 128
-#: landmarks of the warm start of a fit whose passes read a stored K
-STORED_START_LANDMARKS = 256
-#: rows from which a stored fit's start takes STORED_START_LANDMARKS (at 3,500 rows
-#: of digits, 256 landmarks cost 15-33 ms more than 128 and saved no pass)
-STORED_START_ROWS = 8000
-#: rows of landmark kernel values evaluated at a time (float64, 4 MB at 128 landmarks)
-CHUNK_ROWS = 4096
-#: the landmark rows are split over threads only in chunks of at least this many rows
-MIN_CHUNK_ROWS = 1024
-#: below n m^2 = this, the start runs on one BLAS thread
-SMALL_START_FLOPS = 2**31
+# the sizes of the start are settings (kpca._config): start_landmarks,
+# stored_start_landmarks and stored_start_rows (landmarks), start_chunk_rows and
+# start_min_chunk_rows (row chunks of the landmark kernel values), small_start_flops
+# (below n m^2 = this, one BLAS thread)
 
 
 def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
     """Landmarks of the warm start for ``n`` rows: when a pass is a read of a stored
-    ``K``, :data:`STORED_START_LANDMARKS` from :data:`STORED_START_ROWS` rows on (below,
-    passes are too cheap for a costlier start to pay: :data:`START_LANDMARKS`), and
-    ``n / 200`` (:data:`START_LANDMARKS` to 512) when every pass recomputes the
-    kernel matrix. Never more than a kernel of rank ``rank`` can use (a linear
-    kernel: the number of features, plus one), nor fewer than
-    :data:`START_LANDMARKS`.
+    ``K``, ``stored_start_landmarks`` from ``stored_start_rows`` rows on (below, passes
+    are too cheap for a costlier start to pay: ``start_landmarks``; all three are
+    settings, kpca._config), and ``n / 200`` (``start_landmarks`` to 512) when every
+    pass recomputes the kernel matrix. Never more than a kernel of rank ``rank`` can
+    use (a linear kernel: the number of features, plus one), nor fewer than
+    ``start_landmarks``.
 
     The start costs ``O(n m^2)``; a better one can save a whole pass. Measured on
     Gaussian data (d = 20, k = 10, RBF): matrix-free at n = 100,000, 512 landmarks
@@ -67,12 +58,14 @@ def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
     rank : int, default=None
         An upper bound on the rank of the kernel matrix (``Kernel.rank_bound``).
     """
+    cfg = get_config()
+    least = cfg["start_landmarks"]
     if cheap_pass:
-        m = STORED_START_LANDMARKS if n >= STORED_START_ROWS else START_LANDMARKS
+        m = cfg["stored_start_landmarks"] if n >= cfg["stored_start_rows"] else least
     else:
-        m = int(min(512, max(START_LANDMARKS, n // 200)))
+        m = int(min(512, max(least, n // 200)))
     if rank is not None:
-        m = min(m, max(START_LANDMARKS, rank + 1))
+        m = min(m, max(least, rank + 1))
     return m
 
 
@@ -82,7 +75,7 @@ def nystrom_start(
     b: int,
     *,
     center: bool = True,
-    n_landmarks: int = START_LANDMARKS,
+    n_landmarks: int | None = None,
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> np.ndarray:
@@ -101,7 +94,8 @@ def nystrom_start(
         Columns of the block, ``1 <= b <= n``.
     center : bool, default=True
         Whether the solver will see the centred kernel matrix.
-    n_landmarks : int, default=128
+    n_landmarks : int, default=None
+        Default: the setting ``start_landmarks``.
     random_state : int, RandomState instance or None
     n_jobs : int or None, default=None
         Worker threads for the landmark rows and their products (None: all cores).
@@ -110,24 +104,26 @@ def nystrom_start(
     -------
     Q : ndarray of shape (n, b), float64, orthonormal columns.
     """
-    m = min(X.shape[0], n_landmarks)
+    cfg = get_config()
+    m = min(X.shape[0], cfg["start_landmarks"] if n_landmarks is None else n_landmarks)
     # on one BLAS thread where the products are small: BLAS threads woken for them (and
     # left spinning) cost more than they save (at n = 20,000, m = 128: 48 ms on one
     # thread, 52-238 ms on two on a shared machine). The row chunks run on the worker
     # threads (one BLAS thread each); the O(n m^2) products of many landmarks made
     # outside them (and all of them with a single worker) on n_jobs BLAS threads
     workers = n_threads(n_jobs)
-    with blas_threads(1 if X.shape[0] * m * m < SMALL_START_FLOPS else workers):
+    with blas_threads(1 if X.shape[0] * m * m < cfg["small_start_flops"] else workers):
         return _nystrom_start(kernel, X, b, center, m, random_state, workers)
 
 
 def _chunks(n: int, workers: int) -> list[int]:
-    """Starts of the row chunks of the landmark rows: at most :data:`CHUNK_ROWS` rows
+    """Starts of the row chunks of the landmark rows: at most ``start_chunk_rows`` rows
     each (to within one), sizes differing by at most one row, and a multiple of
-    ``workers`` of them when each gets at least :data:`MIN_CHUNK_ROWS` rows (balanced
-    threads)."""
-    count = max(1, -(-n // CHUNK_ROWS))
-    if n >= workers * MIN_CHUNK_ROWS:
+    ``workers`` of them when each gets at least ``start_min_chunk_rows`` rows (balanced
+    threads; both are settings)."""
+    cfg = get_config()
+    count = max(1, -(-n // cfg["start_chunk_rows"]))
+    if n >= workers * cfg["start_min_chunk_rows"]:
         count = workers * -(-count // workers)
     return [n * i // count for i in range(count)]
 
