@@ -261,6 +261,22 @@ _register("start_landmarks", Setting(
     "less than one pass (2 n^2 b flops, b >= 16) from n = 1,000 on, and a start near "
     "the top eigenvectors saves passes.",
     low=1))
+_register("start_rows_per_landmark", Setting(
+    200,
+    "When every pass recomputes the kernel matrix (matrix-free), the warm start takes "
+    "one landmark per this many rows (between start_landmarks and max_start_landmarks). "
+    "Rule: a cost model. The start's 2 n m^2 flops at m = n / 200 stay a few per cent "
+    "of one matrix-free pass, n^2 (d + 4 b) flops (4 % at n = 100,000, d = 20, "
+    "b = 24), while more landmarks start nearer the top eigenvectors and save passes.",
+    low=1))
+_register("max_start_landmarks", Setting(
+    512,
+    "Most landmarks of a matrix-free fit's warm start. "
+    "Rule: a cost model. The start's costs grow as n m^2 (its products) and m^3 (the "
+    "landmark matrix's eigendecomposition, about 9 m^3 flops: 1.2 GFLOP at 512), while "
+    "the passes it can save do not: from 512 landmarks a matrix-free fit at "
+    "n = 100,000 converges in 3 passes, so more landmarks could save at most a pass.",
+    low=1))
 _register("stored_start_landmarks", Setting(
     256,
     "Landmarks of the warm start of a fit whose passes read a stored K, from "

@@ -135,6 +135,9 @@ def test_start_landmarks_follow_the_cost_of_a_pass():
         assert start_landmarks(999, cheap_pass=True) == 64
         assert start_landmarks(10_000, cheap_pass=False) == 64
         assert start_landmarks(100_000, cheap_pass=True, rank=20) == 64
+    with config_context(start_rows_per_landmark=100, max_start_landmarks=256):
+        assert start_landmarks(20_000, cheap_pass=False) == 200
+        assert start_landmarks(10**7, cheap_pass=False) == 256
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

@@ -38,8 +38,9 @@ def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
     """Landmarks of the warm start for ``n`` rows: when a pass is a read of a stored
     ``K``, ``stored_start_landmarks`` from ``stored_start_rows`` rows on (below, passes
     are too cheap for a costlier start to pay: ``start_landmarks``; all three are
-    settings, kpca._config), and ``n / 200`` (``start_landmarks`` to 512) when every
-    pass recomputes the kernel matrix. Never more than a kernel of rank ``rank`` can
+    settings, kpca._config), and ``n / start_rows_per_landmark`` (``start_landmarks``
+    to ``max_start_landmarks``: 200 and 512) when every pass recomputes the kernel
+    matrix. Never more than a kernel of rank ``rank`` can
     use (a linear kernel: the number of features, plus one), nor fewer than
     ``start_landmarks``.
 
@@ -63,7 +64,7 @@ def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
     if cheap_pass:
         m = cfg["stored_start_landmarks"] if n >= cfg["stored_start_rows"] else least
     else:
-        m = int(min(512, max(least, n // 200)))
+        m = int(min(cfg["max_start_landmarks"], max(least, n // cfg["start_rows_per_landmark"])))
     if rank is not None:
         m = min(m, max(least, rank + 1))
     return m
