@@ -3,7 +3,7 @@
 Modelled on scikit-learn's ``get_config`` / ``set_config`` / ``config_context``:
 
     import kpca
-    with kpca.config_context(dense_max_rows=1000):   # LAPACK's dense solver up to 1,000 rows
+    with kpca.config_context(float64_max_rows=10_000):  # float64 kernel values up to 10,000 rows
         model = kpca.KernelPCA(10).fit(X)
 
 A value is read where it is used (``get_config()["name"]``, once per call or pass),

@@ -144,6 +144,9 @@ class _RBFPrepared:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._root = self
+        if "limits" not in state:  # pickled by a kpca whose limits were constants
+            cfg = get_config()
+            self.limits = (cfg["native_rbf_max_features"], cfg["native_rbf_pack_rows"])
 
     def __getitem__(self, rows) -> _RBFPrepared:
         if isinstance(rows, slice):
