@@ -734,7 +734,7 @@ def propagate(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _shown(name: str, value: Any) -> str:
     """A default as docs/guide.md shows it (sizes in KiB / MiB, flop counts as 2^k)."""
     if value is None:
-        return "machine (rule)"
+        return "machine (rule)" if SETTINGS[name].rule is not None else "None"
     if isinstance(value, bool) or not isinstance(value, Integral):
         return f"{value!r}"
     value = int(value)
