@@ -283,14 +283,12 @@ NOT_TUNING = {
     "_MULTIPLIERS": "the constants of a hash function",
 }
 #: tuning values that issue 31's other developers migrate in their own files
-#: (solvers/__init__.py, _kernel_pca.py, _incremental.py, solvers/_update.py,
-#: operators/_growing.py, _parallel.py); not an error while they remain
+#: (_incremental.py, solvers/_update.py, operators/_growing.py, _parallel.py); not an
+#: error while they remain
 MIGRATED_ELSEWHERE = {
-    "DENSE_MAX_ROWS", "ARPACK_MAX_K", "ARPACK_MAX_KN", "ARPACK_MAX_ROWS",
-    "DENSE_SECONDS_PER_N3", "ARPACK_SERIAL_ROWS", "MAX_PASSES", "MAX_BLOCKS",
-    "MIN_BLOCK_ROWS", "PIECE_BYTES", "DEFAULT_LANDMARKS", "OUTLIER_SAMPLE",
-    "SWAP_THRESHOLD", "SWAP_MARGIN", "MAX_SWAP_FRACTION", "REBUILD_ROWS", "GUARD",
-    "MIN_SPLIT_ROWS",
+    "MAX_PASSES", "MAX_BLOCKS", "MIN_BLOCK_ROWS", "PIECE_BYTES", "DEFAULT_LANDMARKS",
+    "OUTLIER_SAMPLE", "SWAP_THRESHOLD", "SWAP_MARGIN", "MAX_SWAP_FRACTION", "REBUILD_ROWS",
+    "GUARD", "MIN_SPLIT_ROWS",
 }
 
 

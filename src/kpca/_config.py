@@ -480,28 +480,16 @@ _register("parquet_buffer_bytes", Setting(
 
 
 def _last_level_cache() -> int:
-    """Bytes of the largest CPU cache (Linux sysfs), 32 MiB where it cannot be read."""
-    import glob
-
-    best = 0
-    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
-        try:
-            with open(path) as f:
-                text = f.read().strip().upper()
-        except OSError:
-            continue
-        scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            best = max(best, int(digits) * scale)
-    return best or 32 * 2**20
+    """Bytes of the largest CPU cache (:func:`cache_bytes`: Linux sysfs, else sysconf),
+    32 MiB where it cannot be read."""
+    return max(cache_bytes(level) or 0 for level in (1, 2, 3)) or 32 * MiB
 
 
 _register("blas2_flop_cost", Setting(
     5.0,
     "Cost of one flop of a matrix-vector product (BLAS-2: ARPACK's products, half of "
     "LAPACK's tridiagonal reduction) relative to one of a cache-blocked matrix product, "
-    "when the matrix does not fit the last-level cache. Roofline rule: a matrix-vector "
+    "when the matrix does not fit the last-level cache. Rule: a roofline; a matrix-vector "
     "product does 2 flops per 8-byte element read (0.25 flop/byte), so at the 10-20 "
     "GB/s one core streams it runs at 2.5-5 GFLOP/s, against 20-50 GFLOP/s for a "
     "blocked product near the FMA peak (16 float64 flops/cycle with AVX2, 32 with "
@@ -535,10 +523,13 @@ _register("arpack_products_per_ncv", Setting(
     "up to 30 % above: the fallback budget, auto_fallback_ratio, covers it).",
     kind=float, low=1.0))
 _register("arpack_products_offset", Setting(
-    60, "See arpack_products_per_ncv.", kind=int, low=0))
+    60, "The constant term of the 'auto' policy's estimate of ARPACK's products "
+    "(arpack_products_per_ncv * ncv + this). "
+    "Rule: as arpack_products_per_ncv, a convergence bound read from product counts.",
+    kind=int, low=0))
 _register("arpack_step_flops", Setting(
     2e5,
-    "Fixed cost, in flops, of one ARPACK step: SciPy's reverse-communication loop "
+    "Fixed cost, in flops, of one ARPACK step. Rule: SciPy's reverse-communication loop "
     "returns to Python for every product (~10 us of interpreter work, ~2e5 flops of a "
     "core's blocked-product rate).",
     kind=float, low=0.0))
@@ -552,7 +543,10 @@ _register("krylov_columns_per_k", Setting(
     "340-1,190 on the flat one for k = 5-128.",
     kind=float, low=0.0))
 _register("krylov_columns_offset", Setting(
-    450, "See krylov_columns_per_k.", kind=int, low=0))
+    450, "The constant term of the 'auto' policy's estimate of block Lanczos's operator "
+    "columns (krylov_columns_per_k * k + this). "
+    "Rule: as krylov_columns_per_k, a convergence bound read from pass counts.",
+    kind=int, low=0))
 _register("auto_fallback_ratio", Setting(
     1.0,
     "Under eigen_solver='auto', an iterative solve that has not converged after "
@@ -573,8 +567,8 @@ _register("primal_max_features", Setting(
     4096,
     "Kernels with an explicit feature map (linear; polynomial of integer degree) are "
     "solved in the primal (the p x p feature covariance) only when its dimension p is "
-    "at most this: the covariance takes 8 p^2 bytes (128 MB at 4,096) besides the "
-    "n x p features, and the cost model compares the two routes below it.",
+    "at most this; the cost model compares the two routes below it. Rule: memory: the "
+    "covariance takes 8 p^2 bytes (128 MB at 4,096) besides the n x p features.",
     kind=int, low=0))
 
 
