@@ -502,6 +502,14 @@ _register("solver_cache_bytes", Setting(
     "matrix-vector products cost blas2_flop_cost / 2 per flop. Rule: the size of the "
     "CPU's last-level cache (sysfs; 32 MiB where it cannot be read).",
     kind=int, low=0, rule=_last_level_cache))
+_register("dense_small_rows", Setting(
+    200,
+    "Under eigen_solver='auto', matrices of at most this many rows are always solved by "
+    "LAPACK's dense solver (exact, whatever the spectrum). Rule: its (4/3) n^3 <= 1.1e7 "
+    "flops are then fewer than an iterative solver's fixed costs alone: ~40 or more "
+    "products, each a round trip through Python (arpack_step_flops), plus the "
+    "orthogonalisation of its basis.",
+    kind=int, low=0))
 _register("dense_column_flops", Setting(
     6e5,
     "Fixed cost, in flops, of each of the n columns of LAPACK's tridiagonal reduction "

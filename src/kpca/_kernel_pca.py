@@ -641,6 +641,7 @@ class KernelPCA(BaseKernelPCA):
                 or not getattr(kernel, "requires_vectors", True)
                 # subclasses that centre or rescale otherwise decompose another operator
                 or type(self)._decompose_planned is not KernelPCA._decompose_planned
+                or type(self)._fit is not KernelPCA._fit
                 or type(self)._center_operator is not KernelPCA._center_operator):
             return False
         p = feature_dimension(kernel, X.shape[1])
