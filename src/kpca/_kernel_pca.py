@@ -34,7 +34,7 @@ from ._array_api import (
 from ._base import BaseKernelPCA
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from ._parallel import blas_threads, job_threads
+from ._parallel import blas_threads, call_threads, job_threads
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -701,7 +701,11 @@ class KernelPCA(BaseKernelPCA):
         # large products and a dense fallback ask for the operator's threads explicitly
         # (KernelOperator.threads).
         tiled = not (plan.distributed or self._in_process(plan))
-        with blas_threads(1 if serial or tiled else None):
+        # in this process, K's largest BLAS calls (LAPACK's tridiagonal reduction,
+        # ARPACK's products) synchronise BLAS's threads once per 2 n^2 flops: threads
+        # by that size (kpca._parallel.call_threads), not every core whatever the size
+        local = None if plan.distributed else call_threads(2.0 * plan.n * plan.n)
+        with blas_threads(1 if serial or tiled else local):
             return self._decompose_planned(X, plan, rng)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
