@@ -192,14 +192,19 @@ class KernelPCA(BaseKernelPCA):
     copy_X : bool, default=True
         Store a copy of the training data in ``X_fit_`` (otherwise a reference).
     n_jobs : int, default=None
-        Threads for the linear algebra (``None``: the libraries' default; ``-1``:
-        all cores), and processes for a per-pair callable kernel.
+        Threads for the linear algebra (``None``: the libraries' default, at most the
+        cores this process may use, its CPU affinity and cgroup quota; ``-1``: all
+        those cores), and processes for a per-pair callable kernel. A large BLAS or
+        LAPACK call gets threads by its size, up to this (``blas_flops_per_thread``,
+        docs/guide.md "Cores, memory and threads").
     center : bool, default=True
         *kpca*: centre in feature space (docs/math.md, "Centring in feature space").
         ``False`` gives uncentred kernel PCA (eigenvectors of ``K`` itself).
     memory_limit : int, str or None, default=None
         *kpca*: bytes the kernel matrix may occupy, as a number or a string such as
-        ``"2GB"``. ``None``: half of the memory available when ``fit`` starts.
+        ``"2GB"``. ``None``: half of the memory this process may use (physical, or a
+        cgroup limit), halved while it exceeds the memory free when ``fit`` starts
+        (docs/guide.md, "Cores, memory and threads").
         Iterative solvers keep the lower-triangular tiles of ``K`` when all of them
         fit, else recompute them on every pass (matrix-free), so any ``n`` fits; the
         dense solver needs the whole matrix and raises if it does not fit.
