@@ -117,6 +117,7 @@ def scaling(args: argparse.Namespace) -> int:
     C = np.empty_like(A)
     big = rng.standard_normal(64 * 2**20).astype(np.float32) * 1e-3  # 256 MiB
     chunks = np.split(big, big.size // 2**18)  # 1 MiB each
+    outs = np.split(np.empty_like(big), len(chunks))
     np.matmul(A, B, out=C)  # warm-up: BLAS threads started, pages touched
     times: dict[tuple[str, int], list[float]] = {}
     checks: dict[str, set[float]] = {"free": set(), "stored": set()}
@@ -132,7 +133,7 @@ def scaling(args: argparse.Namespace) -> int:
 
     def sweep(t):
         with blas_threads(1), ThreadPoolExecutor(t) as pool:
-            list(pool.map(lambda c: np.exp(c, out=c), chunks))
+            list(pool.map(lambda c, o: np.exp(c, out=o), chunks, outs))
 
     for r in range(args.repeats):
         for t in counts:

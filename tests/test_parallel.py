@@ -185,3 +185,30 @@ def test_stored_arpack_fit_sizes_blas_threads(monkeypatch, large):
                                random_state=0, n_jobs=2).fit(X)
     assert model.eigen_solver_ == "arpack"
     assert seen and all(s == ({n_threads(2)} if large else {1}) for s in seen)
+
+
+def test_one_worker_runs_its_pieces_on_one_blas_thread():
+    """workers=1 (n_jobs=1, or one core): the pieces run in this thread with BLAS held
+    to one thread (left at its default, BLAS woke its threads for every piece's small
+    product: an n_jobs=1 transform took 6-10 s instead of 1 s on a busy machine); a
+    single piece with more workers keeps the caller's threads."""
+    from kpca._parallel import run_blocks, run_stream
+
+    with blas_threads(2):
+        assert run_blocks(lambda _: _blas_threads(), range(3), 1) == [{1}] * 3
+        assert list(run_stream(lambda _: _blas_threads(), iter(range(3)), 1)) == [{1}] * 3
+        assert run_blocks(lambda _: _blas_threads(), [0], 2) == [{2}]
+        assert _blas_threads() == {2}
+
+
+def test_n_jobs_1_transform_runs_on_one_blas_thread(monkeypatch):
+    from kpca.kernels import _standard
+
+    seen: list[set[int]] = []
+    _spy(monkeypatch, _standard.RBF, "block_prepared", seen)
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    model = kpca.KernelPCA(3, kernel="rbf", gamma=0.2, random_state=0, n_jobs=1).fit(X)
+    seen.clear()
+    with blas_threads(2):
+        model.transform(X[:50])
+    assert seen and all(s == {1} for s in seen)
