@@ -30,11 +30,6 @@ __all__ = [
     "process_cores",
 ]
 
-#: a cgroup v1 memory limit at least this large means "no limit" (the kernel's
-#: unlimited value is 2^63 rounded down to a page: 9223372036854771712)
-_V1_UNLIMITED = 2**62
-
-
 def affinity_cores() -> int:
     """CPUs this process may be scheduled on: ``os.process_cpu_count()`` (Python 3.13+,
     the affinity), else ``joblib.cpu_count()`` (the affinity and a cgroup quota at the
@@ -162,7 +157,9 @@ def _limits(proc: Path) -> tuple[tuple[Path, str, int], ...]:
         if text is None or text == "max" or not text.isdigit():
             continue
         limit = int(text)
-        if version == "v1" and limit >= _V1_UNLIMITED:
+        # cgroup v1 writes "no limit" as 2^63 rounded down to a page
+        # (9223372036854771712): anything from 2^62 on is no limit
+        if version == "v1" and limit >= 2**62:
             continue
         out.append((here, version, limit))
     return tuple(out)
