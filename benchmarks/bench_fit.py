@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import platform
 import resource
 import subprocess
@@ -46,12 +45,12 @@ import numpy as np
 import psutil
 from roofline import PassCounter, lower_bound, measure_primitives
 
+import kpca
 from kpca._memory import parse_memory
 
 
 def n_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
+    return kpca.get_config()["n_cores"]  # affinity and cgroup CPU quota
 
 
 def warm(gb: float) -> None:

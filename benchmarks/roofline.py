@@ -311,7 +311,7 @@ def main(argv=None) -> int:
                    help="tile sides at which the GEMMs and exp are measured (best used)")
     p.add_argument("--widths", type=int, nargs="+", default=[16, 24, 32],
                    help="block widths at which the product GEMM is measured")
-    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    p.add_argument("--threads", type=int, default=get_config()["n_cores"])
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--memory-limit", default=None)
     p.add_argument("--measure", action="store_true", help="fit kpca and compare")

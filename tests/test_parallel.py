@@ -107,31 +107,40 @@ def test_wrapped_operators_pass_their_threads_on(monkeypatch):
     assert seen and all(s == {n_threads(2)} for s in seen)
 
 
-def test_dense_fallback_of_a_tiled_fit_gets_the_operators_threads(monkeypatch):
+@pytest.mark.parametrize("large", [False, True])
+def test_dense_fallback_of_a_tiled_fit_gets_the_operators_threads(monkeypatch, large):
     """Block Lanczos hands a problem whose basis would cover half the space to the
-    dense solver; its one large eigendecomposition then uses the operator's threads,
-    not the one BLAS thread the tiled fit holds between passes."""
+    dense solver; its eigendecomposition then gets threads by its size (one per
+    blas_flops_per_thread of each of its 2 n^2-flop steps), up to the operator's
+    threads, not the one BLAS thread the tiled fit holds between passes."""
     import kpca.solvers._dense as dense
 
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 32)
     seen: list[set[int]] = []
     _spy(monkeypatch, dense, "eigh", seen)
-    with blas_threads(1):
+    with blas_threads(1), kpca.config_context(blas_flops_per_thread=1 if large else 2**25):
         model = _fit(n=100, k=30, n_jobs=2)
     assert model.eigen_solver_ == "dense"
-    assert seen and all(s == {n_threads(2)} for s in seen)
+    assert seen and all(s == ({n_threads(2)} if large else {1}) for s in seen)
 
 
-def test_dense_fit_leaves_blas_threads_alone(monkeypatch):
-    """The dense solver's one large eigendecomposition keeps the caller's threads."""
+@pytest.mark.parametrize("caller", [1, 2])
+@pytest.mark.parametrize("large", [False, True])
+def test_dense_fit_sizes_blas_threads_below_the_callers(monkeypatch, caller, large):
+    """A dense fit's eigendecomposition: one thread while each of its steps (2 n^2
+    flops) is below blas_flops_per_thread (on a busy machine, two threads on 1,000 rows
+    made it several times slower), more above it, never more than the caller allows."""
     import kpca.solvers._dense as dense
 
     seen: list[set[int]] = []
     _spy(monkeypatch, dense, "eigh", seen)
-    with blas_threads(2):
+    with blas_threads(caller), kpca.config_context(blas_flops_per_thread=1 if large
+                                                    else 2**25):
         X = np.random.default_rng(0).standard_normal((200, 4))
         kpca.KernelPCA(3, kernel="rbf", eigen_solver="dense").fit(X)
-    assert seen and all(s == {2} for s in seen)
+        assert _blas_threads() == {caller}  # restored after the fit
+    expected = min(caller, kpca.get_config()["n_cores"]) if large else 1
+    assert seen and all(s == {expected} for s in seen)
 
 
 def test_float32_error_estimate_runs_on_one_blas_thread(monkeypatch):
@@ -159,3 +168,47 @@ def test_randomized_solver_threads(monkeypatch, large):
                                random_state=0, n_jobs=2).fit(X)
     assert model.eigen_solver_ == "randomized"
     assert seen and all(s == ({n_threads(2)} if large else {1}) for s in seen)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_stored_arpack_fit_sizes_blas_threads(monkeypatch, large):
+    """ARPACK on a stored K: each product (2 n^2 flops) is one synchronisation of BLAS's
+    threads, so the fit's threads follow that size, up to n_jobs."""
+    from kpca.operators import DenseOperator
+
+    seen: list[set[int]] = []
+    _spy(monkeypatch, DenseOperator, "matvec", seen)
+    _spy(monkeypatch, DenseOperator, "matmat", seen)
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    with blas_threads(1), kpca.config_context(blas_flops_per_thread=1 if large else 2**25):
+        model = kpca.KernelPCA(4, kernel="rbf", gamma=0.2, eigen_solver="arpack",
+                               random_state=0, n_jobs=2).fit(X)
+    assert model.eigen_solver_ == "arpack"
+    assert seen and all(s == ({n_threads(2)} if large else {1}) for s in seen)
+
+
+def test_one_worker_runs_its_pieces_on_one_blas_thread():
+    """workers=1 (n_jobs=1, or one core): the pieces run in this thread with BLAS held
+    to one thread (left at its default, BLAS woke its threads for every piece's small
+    product: an n_jobs=1 transform took 6-10 s instead of 1 s on a busy machine); a
+    single piece with more workers keeps the caller's threads."""
+    from kpca._parallel import run_blocks, run_stream
+
+    with blas_threads(2):
+        assert run_blocks(lambda _: _blas_threads(), range(3), 1) == [{1}] * 3
+        assert list(run_stream(lambda _: _blas_threads(), iter(range(3)), 1)) == [{1}] * 3
+        assert run_blocks(lambda _: _blas_threads(), [0], 2) == [{2}]
+        assert _blas_threads() == {2}
+
+
+def test_n_jobs_1_transform_runs_on_one_blas_thread(monkeypatch):
+    from kpca.kernels import _standard
+
+    seen: list[set[int]] = []
+    _spy(monkeypatch, _standard.RBF, "block_prepared", seen)
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    model = kpca.KernelPCA(3, kernel="rbf", gamma=0.2, random_state=0, n_jobs=1).fit(X)
+    seen.clear()
+    with blas_threads(2):
+        model.transform(X[:50])
+    assert seen and all(s == {1} for s in seen)

@@ -33,6 +33,8 @@ from numbers import Integral, Real
 from types import MappingProxyType
 from typing import Any
 
+from ._machine import memory_limit, process_cores
+
 __all__ = ["SETTINGS", "Setting", "config_context", "get_config", "propagate", "set_config"]
 
 MiB = 2**20
@@ -126,6 +128,53 @@ def _l2_cache_bytes() -> int:
 # ------------------------------------------------------------------------- declarations
 # (each layer's values, in the order of the architecture: kernels -> operators ->
 # solvers -> estimators; the rule is stated in ``doc``, after "Rule:")
+
+# -- the machine: cores, memory, BLAS threads (kpca._machine, kpca._memory, kpca._parallel)
+
+_register("n_cores", Setting(
+    None,
+    "Cores this process may use; n_jobs=None or -1 means this many threads. Rule: the "
+    "CPU affinity (os.process_cpu_count() on Python 3.13+, else joblib.cpu_count()), at "
+    "most a cgroup CPU quota (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us, the "
+    "smallest over the process's group and those above it) rounded up: 1.5 CPUs gives 2, "
+    "the second thread running in the half CPU the first leaves.",
+    int, low=1, rule=process_cores))
+
+_register("process_memory", Setting(
+    None,
+    "Bytes this process may use; the default memory budget is planned from it "
+    "(memory_fraction). Rule: the physical memory (MemTotal), or a cgroup memory limit "
+    "(v2 memory.max, v1 memory.limit_in_bytes) where that is smaller.",
+    int, low=1, rule=memory_limit))
+
+_register("memory_fraction", Setting(
+    0.5,
+    "The default memory budget of a fit (when memory_limit is not given) as a fraction of "
+    "process_memory. Rule: the rest is room for the data, the caller and the OS. The budget is "
+    "halved while it exceeds the memory available at the fit (MemAvailable, or the room "
+    "under a cgroup limit), so a fit never plans beyond what is free; while at least this "
+    "fraction of the memory is free, the budget, and so whether K is stored and which "
+    "solver 'auto' picks, does not depend on how busy the machine is.",
+    float, low=1e-6))
+
+_register("memory_budget", Setting(
+    None,
+    "The default memory budget of a fit, in bytes or as a string such as '4GB' (binary "
+    "units), instead of the memory_fraction rule; an estimator's memory_limit still takes "
+    "precedence. Rule: None, the memory_fraction rule, applied at each fit (it reads the "
+    "memory free then).",
+    (int, str, type(None)), low=1))
+
+_register("blas_flops_per_thread", Setting(
+    2**25,
+    "BLAS/LAPACK threads for one call: one per this many flops of work between two of the "
+    "call's synchronisation points (at least one, at most the threads allowed), e.g. 2 n^2 "
+    "per column of LAPACK's tridiagonal reduction (a matrix-vector product). Rule: about "
+    "the work one core does in one scheduler time slice (~3 ms at ~10 GFLOP/s); on a busy "
+    "machine each added thread may wait that long for a core at every synchronisation "
+    "point, so a thread is added only where its share of the work is at least as long.",
+    int, low=1))
+
 
 # kernels
 _register("native_rbf_max_features", Setting(

@@ -145,8 +145,8 @@ class IncrementalKernelPCA(BaseKernelPCA):
         Residual target ``||K~v - mu v|| / mu_1`` of an update (0: 1e-8 with float64
         storage, 1e-5 with float32, as the batch solvers).
     memory_limit : int, str or None, default=None
-        Bytes the stored kernel values may occupy (``None``: half of the memory
-        available at the first batch).
+        Bytes the stored kernel values may occupy (``None``: the default budget at the
+        first batch, as :class:`kpca.KernelPCA`'s).
     precision : {'auto', 'float32', 'float64'}, default='auto'
         Storage of the kernel values, as :class:`kpca.KernelPCA` decides it for the
         rows seen: 'auto' stores float64 up to 4096 rows and float32 beyond when a

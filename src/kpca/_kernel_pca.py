@@ -34,7 +34,7 @@ from ._array_api import (
 from ._base import BaseKernelPCA
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from ._parallel import blas_threads, job_threads
+from ._parallel import blas_threads, call_threads, job_threads
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -192,14 +192,19 @@ class KernelPCA(BaseKernelPCA):
     copy_X : bool, default=True
         Store a copy of the training data in ``X_fit_`` (otherwise a reference).
     n_jobs : int, default=None
-        Threads for the linear algebra (``None``: the libraries' default; ``-1``:
-        all cores), and processes for a per-pair callable kernel.
+        Threads for the linear algebra (``None``: the libraries' default, at most the
+        cores this process may use, its CPU affinity and cgroup quota; ``-1``: all
+        those cores), and processes for a per-pair callable kernel. A large BLAS or
+        LAPACK call gets threads by its size, up to this (``blas_flops_per_thread``,
+        docs/guide.md "Cores, memory and threads").
     center : bool, default=True
         *kpca*: centre in feature space (docs/math.md, "Centring in feature space").
         ``False`` gives uncentred kernel PCA (eigenvectors of ``K`` itself).
     memory_limit : int, str or None, default=None
         *kpca*: bytes the kernel matrix may occupy, as a number or a string such as
-        ``"2GB"``. ``None``: half of the memory available when ``fit`` starts.
+        ``"2GB"``. ``None``: half of the memory this process may use (physical, or a
+        cgroup limit), halved while it exceeds the memory free when ``fit`` starts
+        (docs/guide.md, "Cores, memory and threads").
         Iterative solvers keep the lower-triangular tiles of ``K`` when all of them
         fit, else recompute them on every pass (matrix-free), so any ``n`` fits; the
         dense solver needs the whole matrix and raises if it does not fit.
@@ -702,7 +707,11 @@ class KernelPCA(BaseKernelPCA):
         # large products and a dense fallback ask for the operator's threads explicitly
         # (KernelOperator.threads).
         tiled = not (plan.distributed or self._in_process(plan))
-        with blas_threads(1 if serial or tiled else None):
+        # in this process, K's largest BLAS calls (LAPACK's tridiagonal reduction,
+        # ARPACK's products) synchronise BLAS's threads once per 2 n^2 flops: threads
+        # by that size (kpca._parallel.call_threads), not every core whatever the size
+        local = None if plan.distributed else call_threads(2.0 * plan.n * plan.n)
+        with blas_threads(1 if serial or tiled else local):
             return self._decompose_planned(X, plan, rng)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:

@@ -1,30 +1,20 @@
-"""Memory budgets: parsing ``memory_limit`` and reading what the machine has."""
+"""Memory budgets: parsing ``memory_limit`` and the default budget of a fit."""
 
 from __future__ import annotations
 
-import os
 import re
 from numbers import Integral, Real
 from typing import Any
 
+from ._config import get_config
+from ._machine import available_memory
+
+__all__ = ["available_memory", "default_memory_limit", "format_bytes", "parse_memory",
+           "stable_budget"]
+
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
           "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
           "TIB": 2**40}
-
-
-def available_memory() -> int:
-    """Bytes of memory available to new allocations (MemAvailable), or 4 GiB if unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 4 * 2**30
 
 
 def parse_memory(value: Any, name: str = "memory_limit") -> int | None:
@@ -47,9 +37,32 @@ def parse_memory(value: Any, name: str = "memory_limit") -> int | None:
     )
 
 
+def stable_budget(limit: int, fraction: float, available: int) -> int:
+    """``fraction`` of ``limit`` bytes, halved while it exceeds ``available`` (>= 1).
+
+    The budget follows the fixed ``limit`` (not the memory free now, which moves with
+    the machine's load) and so is the same fit after fit, as long as ``available`` is
+    at least that fraction; below it, it steps down by halves, never beyond what is
+    available.
+    """
+    budget = max(1, int(fraction * limit))
+    while budget > max(1, available):
+        budget //= 2
+    return budget
+
+
 def default_memory_limit() -> int:
-    """Half of the memory available now: room for the data, the caller and the OS."""
-    return available_memory() // 2
+    """The memory budget of a fit without ``memory_limit``, in bytes.
+
+    ``memory_budget`` where it is set (``kpca.config_context``); otherwise
+    :func:`stable_budget` of ``process_memory`` (the physical memory or a cgroup
+    limit), ``memory_fraction`` (one half) and the memory available now (MemAvailable,
+    or the room under a cgroup limit). See docs/guide.md ("Memory").
+    """
+    cfg = get_config()
+    if cfg["memory_budget"] is not None:
+        return int(parse_memory(cfg["memory_budget"], "memory_budget"))  # type: ignore[arg-type]
+    return stable_budget(cfg["process_memory"], cfg["memory_fraction"], available_memory())
 
 
 def format_bytes(n: float) -> str:

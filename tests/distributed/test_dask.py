@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
+import kpca
 from kpca import (
     AnovaKernelPCA,
     KernelPCA,
@@ -134,7 +135,7 @@ def test_default_local_cluster_runs_and_leaves_no_process(client, tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["cluster"] == "LocalCluster" and out["err"] < 1e-10
     assert set(out["processes"]) <= set(out["children"])  # workers ran in child processes
-    assert len(out["processes"]) == min(8, os.cpu_count() or 1)
+    assert len(out["processes"]) == min(8, kpca.get_config()["n_cores"])
     deadline = time.monotonic() + 30
     while any(psutil.pid_exists(p) for p in out["children"]):
         assert time.monotonic() < deadline, "processes of the default cluster leaked"

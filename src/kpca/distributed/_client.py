@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import threading
 from typing import Any
 
 import numpy as np
+
+from .._config import get_config
 
 logger = logging.getLogger("kpca")
 
@@ -57,12 +58,13 @@ def as_dask_array(X: Any) -> tuple[Any, np.ndarray | None]:
 
 def default_cluster_kwargs() -> dict:
     """Keyword arguments of the :class:`distributed.LocalCluster` created when no client
-    is active: one single-threaded worker process per core (at most 8).
+    is active: one single-threaded worker process per core this process may use (the
+    ``n_cores`` setting; at most 8).
 
     Processes rather than threads: kernel blocks are NumPy/BLAS work, and separate
     processes also make the cluster survive one worker dying.
     """
-    n = max(1, min(8, os.cpu_count() or 1))
+    n = max(1, min(8, get_config()["n_cores"]))
     return {"n_workers": n, "threads_per_worker": 1, "processes": True}
 
 

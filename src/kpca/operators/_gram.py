@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +13,10 @@ from ..kernels import Kernel
 
 
 def n_threads(n_jobs: int | None) -> int:
-    """Worker threads for ``n_jobs`` (None or -1: all cores)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cores = cores or 1
+    """Worker threads for ``n_jobs``: None or -1, all the cores this process may use
+    (the ``n_cores`` setting: its CPU affinity and cgroup CPU quota); -2, all but one;
+    otherwise ``n_jobs``, at most that many."""
+    cores = get_config()["n_cores"]
     if n_jobs is None or n_jobs < 0:
         return max(1, cores + 1 + n_jobs) if n_jobs is not None and n_jobs < -1 else cores
     return max(1, min(cores, n_jobs))

@@ -7,7 +7,7 @@ import logging
 import numpy as np
 from scipy.linalg import eigh
 
-from .._parallel import blas_threads
+from .._parallel import sized_threads
 from ..operators import DenseOperator, KernelOperator
 from ._result import EigenResult
 
@@ -21,9 +21,14 @@ def dense_eigsh(op: KernelOperator, k: int, **_: object) -> EigenResult:
     works in place (no extra n x n copy). See :func:`top_eigh`.
     """
     overwrite = isinstance(op, DenseOperator) and op.owned
-    # the operator's threads (KernelOperator.threads: a tiled fit that falls back to
-    # this solver holds BLAS to one thread between its passes)
-    with blas_threads(op.threads):
+    n = op.n
+    # LAPACK's reduction to tridiagonal form makes one matrix-vector product (2 n^2
+    # flops) per column, each a synchronisation point of BLAS's threads: threads by that
+    # size (kpca._parallel.call_threads; on a busy machine, two threads on 1,000 rows
+    # made this solve several times slower than one), at most the operator's
+    # (KernelOperator.threads: a tiled fit that falls back to this solver holds BLAS to
+    # one thread between its passes) or else the caller's
+    with sized_threads(2.0 * n * n, op.threads):
         w, V = top_eigh(op.to_dense(), k, overwrite=overwrite)
     return EigenResult(w, V, "dense")
 
