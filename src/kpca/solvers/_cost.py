@@ -179,8 +179,9 @@ def choose_solver(n: int, k: int, *, dense_fits: bool = True, rank: int | None =
     ``'krylov'`` (block Lanczos, matrix-free if need be) whenever the whole matrix does
     not fit the memory budget (``dense_fits=False``); otherwise the cheapest of
     ``'dense'``, ``'arpack'`` and ``'krylov'`` by :func:`solver_flops` (ties: the
-    first of that order); always ``'dense'`` up to ``dense_small_rows`` rows. ``rank``: a known bound on the kernel matrix's rank (the
-    linear kernel's ``n_features``); when ``k < rank <= ncv`` ARPACK's first ``ncv``
+    first of that order); always ``'dense'`` up to ``dense_small_rows`` rows.
+    ``rank``: a known bound on the kernel matrix's rank (the linear kernel's
+    ``n_features``); when ``k < rank <= ncv`` ARPACK's first ``ncv``
     products span the whole range, so it is costed at those (no restart).
     """
     if not dense_fits:
