@@ -21,7 +21,6 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 import kpca
 from kpca import IncrementalKernelPCA, KernelPCA
-from kpca._incremental import OUTLIER_SAMPLE
 
 #: relative agreement of the exact mode with batch KPCA (eigenvalues relative to mu_1;
 #: subspaces as 1 - smallest singular value of V_inc^T V_ref; projections relative to
@@ -189,8 +188,8 @@ def test_exact_mode_equals_batch_kpca(kernel, batch_size):
     n = 50 if batch_size == 1 else 150
     X, T = _data(n), _data(12, seed=1)
     k = 6
-    model = IncrementalKernelPCA(n_components=k, batch_size=batch_size, mode="exact",
-                                 **params).fit(X)
+    model = IncrementalKernelPCA(n_components=k, mode="exact", **params)
+    stream(model, X, [len(b) for b in np.array_split(X, -(-n // batch_size))])
     assert_exact(model, X, params, k, T)
     if kernel == "linear":  # rank n_features: the components beyond it are exactly 0
         assert np.all(model.eigenvalues_[X.shape[1]:] == 0)
@@ -574,14 +573,17 @@ def _gram_bytes(n, batch=0):
     return GrowingGram.bytes_for(n, 8, batch)
 
 
-def test_failed_fit_restores_the_previous_model():
+@pytest.mark.parametrize("max_rows", [None, 20], ids=["at-once", "streamed"])
+def test_failed_fit_restores_the_previous_model(max_rows):
+    # at once (the rows are validated first) and streamed ('auto' beyond max_rows
+    # feeds batches: the NaN is in the third batch, two were already added)
     X = _data(40, seed=35)
     model = IncrementalKernelPCA(n_components=3, gamma=0.2, batch_size=10).fit(X)
     before = _snapshot(model)
     bad = _data(30, seed=36)
-    bad[25, 0] = np.nan  # in the third batch: two batches were already added
+    bad[25, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        model.fit(bad)
+        model.set_params(max_rows=max_rows).fit(bad)
     _assert_unchanged(model, before)
 
 
@@ -606,9 +608,10 @@ def test_bounded_mode_keeps_memory_flat():
         assert model.X_fit_.shape[0] <= L
         shapes.append({k: v.shape for k, v in fitted_arrays(model).items()})
         # no array grows with the rows seen (the outlier cut-offs' uniform sample of
-        # the stream is capped at OUTLIER_SAMPLE rows)
+        # the stream is capped at incremental_outlier_sample rows)
         for name in ("outlier_sample_", "score_distances_", "orthogonal_distances_"):
-            assert shapes[-1].pop(name)[0] <= min(OUTLIER_SAMPLE, model.n_samples_seen_)
+            cap = kpca.get_config()["incremental_outlier_sample"]
+            assert shapes[-1].pop(name)[0] <= min(cap, model.n_samples_seen_)
         assert all(max(s) <= max(L, 40) for s in shapes[-1].values() if s), shapes[-1]
     assert model.n_samples_seen_ == 1000
     full = [i for i, s in enumerate(shapes) if s["X_fit_"][0] == L]
@@ -785,8 +788,8 @@ def test_no_convergence_warning_on_a_long_stream_of_single_rows():
     X = _data(60, seed=43)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        model = IncrementalKernelPCA(n_components=4, gamma=0.2, batch_size=1,
-                                     mode="exact").fit(X)
+        model = stream(IncrementalKernelPCA(n_components=4, gamma=0.2, mode="exact"), X,
+                       [1] * 60)
     assert model.n_passes_ >= 0
     assert_exact(model, X, KERNELS["rbf"], 4)
 
@@ -818,8 +821,10 @@ def test_kernel_values_near_the_float64_range():
     """A polynomial of degree 150 (values ~1e175): batch KPCA works, so must updates."""
     X = np.random.default_rng(1).normal(size=(60, 3))
     params = dict(kernel="poly", degree=150, gamma=1.0, coef0=1.0)
-    model = IncrementalKernelPCA(2, batch_size=30, **params).fit(X)
     ref = KernelPCA(2, eigen_solver="dense", **params).fit(X)
+    model = stream(IncrementalKernelPCA(2, **params), X, [30, 30])
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+    model = IncrementalKernelPCA(2, **params).fit(X)  # at once
     np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
 
 
@@ -862,7 +867,9 @@ def test_the_number_of_components_does_not_change_at_the_switch():
 @pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 def test_constant_rows_converge_without_a_warning(kernel):
-    model = IncrementalKernelPCA(3, kernel=kernel, batch_size=10).fit(np.ones((40, 3)))
+    model = stream(IncrementalKernelPCA(3, kernel=kernel), np.ones((40, 3)), [10] * 4)
+    np.testing.assert_array_equal(model.eigenvalues_, 0.0)
+    model = IncrementalKernelPCA(3, kernel=kernel).fit(np.ones((40, 3)))
     np.testing.assert_array_equal(model.eigenvalues_, 0.0)
 
 
@@ -910,3 +917,99 @@ def test_small_problems_decompose_the_stored_matrix():
     assert model.n_passes_ == 0
     ref = KernelPCA(32, kernel="rbf", gamma=0.05, eigen_solver="dense").fit(X)
     np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+
+
+# ----------------------------------------------------------------------------- at once
+# ``fit`` on rows in memory is a batch fit (KernelPCA's solver on the kernel matrix
+# evaluated once, plus the guard pairs the next update starts from); the benchmark's
+# data (d = 20, RBF, k = 10) on 600-700 rows take the same code paths as at 6,500-10,500
+# rows: block Lanczos from a Nyström start for the fit (its basis of 192 columns covers
+# less than half the space), updates by extend_eigenpairs, float32 storage when asked
+
+
+def _bench_rows(data, n, seed=0):
+    """The benchmark's data: an isotropic Gaussian (gamma 0.05, the issue's) or 20
+    Gaussian blobs (gamma = 1 / (d Var X))."""
+    if data == "gauss":
+        return np.random.default_rng(seed).standard_normal((n, 20)), 0.05
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(n, n_features=20, centers=20, cluster_std=3.0, random_state=seed)
+    return X, 1.0 / (20 * X.var())
+
+
+#: the residual target of the solvers by storage precision (kpca.solvers.default_rtol)
+RTOL = {"float64": 1e-8, "float32": 1e-5}
+
+
+def assert_solves_dense(model, X, gamma, precision):
+    """Against the dense float64 eigendecomposition of ``H K H`` (NumPy): residuals of
+    the model's pairs within the solvers' target, eigenvalues and the subspace of the
+    well-separated leading components within what that target implies."""
+    K = pairwise_kernels(X, metric="rbf", gamma=gamma)
+    Kc = K - K.mean(axis=0)[None, :] - K.mean(axis=1)[:, None] + K.mean()
+    w, U = np.linalg.eigh(Kc)
+    w, U = w[::-1], U[:, ::-1]
+    mu = np.asarray(model.eigenvalues_, dtype=np.float64)
+    V = np.asarray(model.eigenvectors_, dtype=np.float64)
+    k = mu.shape[0]
+    # the residual the solvers stop at, measured on the exact matrix (float32 storage
+    # adds its rounding of K, ~1e-7 of mu_1 here)
+    res = np.linalg.norm(Kc @ V - V * mu, axis=0) / w[0]
+    assert res.max() <= 1.5 * RTOL[precision], res
+    # eigenvalue errors are second order in the residual (and first order in the
+    # storage rounding)
+    assert np.max(np.abs(mu - w[:k])) / w[0] <= {"float64": 1e-10, "float32": 1e-6}[precision]
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-8)
+    np.testing.assert_allclose(V.sum(axis=0), 0, atol=1e-6)
+    p = clear_prefix(w, k)
+    assert p >= 1
+    assert subspace_error(V[:, :p], U[:, :p]) <= {"float64": 1e-10, "float32": 1e-6}[precision]
+    return w
+
+
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("data", ["gauss", "blobs"])
+def test_fit_at_once_is_kernel_pca_and_updates_continue_it(data, precision):
+    X, gamma = _bench_rows(data, 700)
+    T, _ = _bench_rows(data, 12, seed=1)
+    model = IncrementalKernelPCA(10, gamma=gamma, precision=precision).fit(X[:600])
+    assert model.n_samples_seen_ == 600 and model.mode_ == "exact"
+    assert model.gram_.dtype == precision
+    assert model.n_passes_ >= 1  # the Lanczos path (LAPACK would make none)
+    w = assert_solves_dense(model, X[:600], gamma, precision)
+    # scikit-learn's KernelPCA on the same rows: eigenvalues, and the projections of
+    # new rows on the well-separated components (up to sign)
+    from sklearn.decomposition import KernelPCA as SkKernelPCA
+
+    sk = SkKernelPCA(10, kernel="rbf", gamma=gamma, eigen_solver="dense").fit(X[:600])
+    np.testing.assert_allclose(model.eigenvalues_, sk.eigenvalues_, rtol=0,
+                               atol={"float64": 1e-10, "float32": 1e-6}[precision] * w[0])
+    assert_projections_equal(model.transform(T), sk.transform(T), separated(w, 10),
+                             tol={"float64": 1e-8, "float32": 1e-4}[precision])
+    # updates continue the fit: batch KPCA of every row seen after each
+    for s, e in [(600, 650), (650, 700)]:
+        model.partial_fit(X[s:e])
+        assert model.n_samples_seen_ == e
+        assert_solves_dense(model, X[:e], gamma, precision)
+
+
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
+def test_fit_at_once_equals_the_stream_of_its_batches():
+    X, gamma = _bench_rows("blobs", 650)
+    T, _ = _bench_rows("blobs", 8, seed=2)
+    at_once = IncrementalKernelPCA(10, gamma=gamma).fit(X)
+    streamed = stream(IncrementalKernelPCA(10, gamma=gamma), X, [500, 100, 50])
+    K = pairwise_kernels(X, metric="rbf", gamma=gamma)
+    H = np.eye(650) - 1 / 650
+    w = np.linalg.eigvalsh(H @ K @ H)[::-1]
+    np.testing.assert_allclose(at_once.eigenvalues_, streamed.eigenvalues_, rtol=0,
+                               atol=1e-10 * w[0])
+    assert_projections_equal(at_once.transform(T), streamed.transform(T), separated(w, 10))
+    # the guard pairs the next update starts from span the same space to the accuracy
+    # an update needs: the next update converges as fast from either
+    nxt, _ = _bench_rows("blobs", 50, seed=3)
+    at_once.partial_fit(nxt)
+    streamed.partial_fit(nxt)
+    assert at_once.n_passes_ <= streamed.n_passes_ + 1

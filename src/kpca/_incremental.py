@@ -64,37 +64,30 @@ from .solvers import (
     eigsh_top,
     extend_eigenpairs,
     finalize,
+    krylov_basis_size,
+    krylov_block_size,
+    nystrom_start,
+    orthogonal_directions,
+    rayleigh_ritz,
+    start_landmarks,
 )
 from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
 
-#: landmarks of the bounded mode when ``max_rows`` is not given
-DEFAULT_LANDMARKS = 1000
-#: the bounded mode's outlier cut-offs come from a uniform sample of this many rows
-OUTLIER_SAMPLE = 2000
-#: in the bounded mode, a row whose squared distance to the landmarks' span is at
-#: least this fraction of ``k(x, x)`` is a candidate landmark
-SWAP_THRESHOLD = 0.01
-#: ... and replaces a landmark whose residual against the others is this many times
-#: smaller than its own (measured, 20,000 isotropic Gaussian rows, 1000 landmarks:
-#: margins 4 / 10 gave 157 / 9 swaps and top-10 eigenvalue errors of 2.1 / 1.5 %,
-#: the latter that of batch Nystrom with uniform landmarks)
-SWAP_MARGIN = 10.0
-#: ... and at most this fraction of the landmarks is swapped per batch
-MAX_SWAP_FRACTION = 0.05
-#: rows per block row when a loaded model's kernel values are recomputed
-REBUILD_ROWS = 1024
-#: extra Ritz pairs kept beyond n_components (see :func:`guard_vectors`): 2k + 10
-#: (measured at 10,000 rows, k = 10, batches of 500: against k + 10, one refinement
-#: pass instead of two on clustered data, ~40 ms saved; ~20 ms more on an isotropic
-#: Gaussian, which takes two either way; docs/scaling.md)
-GUARD = (2.0, 10)
+# tuning values (kpca._config): ``incremental_landmarks`` (bounded mode without
+# max_rows), ``incremental_outlier_sample`` (rows that set the bounded mode's outlier
+# cut-offs), ``incremental_swap_threshold`` / ``incremental_swap_margin`` /
+# ``incremental_max_swap_fraction`` (landmark swaps), ``incremental_rebuild_rows``
+# (block rows of a whole kernel matrix evaluated at once), ``incremental_guard_factor``
+# / ``incremental_guard_extra`` (guard Ritz pairs)
 
 
 def guard_vectors(k: int) -> int:
-    """Ritz pairs kept beyond the ``k`` wanted ones: the next update starts from them."""
-    return int(GUARD[0] * k + GUARD[1])
+    """Ritz pairs kept beyond the ``k`` wanted ones: the next update starts from them
+    (``incremental_guard_factor * k + incremental_guard_extra``: at k = 10, 30)."""
+    config = get_config()
+    return int(config["incremental_guard_factor"] * k + config["incremental_guard_extra"])
 
 
 #: parameters that define a stream: changing one needs a new ``fit``
@@ -218,7 +211,19 @@ class IncrementalKernelPCA(BaseKernelPCA):
     # ------------------------------------------------------------------ public API
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Fit from scratch, feeding X in batches of ``batch_size`` rows.
+        """Fit from scratch.
+
+        Rows in memory (an array, sparse matrix or DataFrame) that the exact mode can
+        keep (``max_rows``, ``memory_limit``) are fitted at once, as
+        :class:`kpca.KernelPCA` fits them: the kernel matrix is evaluated once and
+        decomposed by KernelPCA's solver for its size (block Lanczos from a Nyström
+        start beyond a few thousand rows), plus the guard pairs that the next
+        ``partial_fit`` starts from. The model is the one feeding X batch by batch
+        would give, to the solvers' tolerance (a gamma heuristic is resolved on the
+        first ``batch_size`` rows in both). Otherwise -- ``mode='bounded'``, ``'auto'``
+        beyond the limits (it switches to the bounded mode on the way), a
+        :class:`kpca.RowSource` or a dask collection -- X is fed in batches of
+        ``batch_size`` rows.
 
         Parameters
         ----------
@@ -232,6 +237,11 @@ n_features)
         -------
         self
         """
+        from .distributed import is_dask_collection
+
+        if (self.mode != "bounded" and not isinstance(X, RowSource)
+                and not is_dask_collection(X) and self._fit_whole(X)):
+            return self
         return self._stream(X, reset=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -276,6 +286,35 @@ n_features)
             self.__dict__.update(saved)
             raise
         return self
+
+    def _fit_whole(self, X) -> bool:
+        """Fit all rows of X at once in the exact mode; False (and the model as it
+        was) where the exact mode cannot keep them and ``mode='auto'`` would switch to
+        the bounded mode: ``fit`` then streams X. On any error the model is left as
+        it was."""
+        refuse_device(X, f"{type(self).__name__}.fit")
+        saved = dict(self.__dict__)
+        try:
+            for name in [k for k in self.__dict__ if k.endswith("_")]:
+                del self.__dict__[name]
+            with self._keeping_input_attributes():
+                Xv = self._validate_batch(X, first=True)
+                # the model keeps its own rows, never the caller's array
+                Xv = Xv.toarray() if sp.issparse(Xv) else np.array(Xv, copy=True)
+                with job_threads(self.n_jobs):
+                    # a gamma heuristic sees the first batch, as when X is streamed
+                    state = self._first_state(Xv[: int(self.batch_size or 500)])
+                    fitted = self._exact_fit(state, Xv)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        if fitted is None:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            return False
+        self.__dict__.update(fitted)
+        return True
 
     # ------------------------------------------------------------------ batches
     def _batches(self, X):
@@ -402,24 +441,24 @@ n_features)
             if reason is None:
                 return self._exact_update(state, Xb)
             if self.mode == "exact":
-                raise ValueError(
-                    f"mode='exact' cannot keep {N} rows: {reason}. Raise memory_limit or "
-                    "max_rows (set_params, then partial_fit again), or use mode='auto' or "
-                    "'bounded' (streaming Nyström)."
-                )
+                raise ValueError(_exact_refusal(N, reason))
             logger.info("IncrementalKernelPCA: %s; switching to the bounded mode", reason)
             state = (self._to_bounded(state) if state["n_samples_seen_"]
                      else {**state, "mode_": "bounded"})
         return self._bounded_update(state, Xb)
 
     # ------------------------------------------------------------------ exact mode
-    def _exact_limit(self, N: int, state: dict) -> str | None:
-        """Why ``N`` rows cannot be kept exactly (None: they can)."""
+    def _exact_limit(self, N: int, state: dict, dtype: np.dtype | None = None,
+                     batch: int | None = None) -> str | None:
+        """Why ``N`` rows cannot be kept exactly (None: they can), with ``batch`` rows'
+        kernel values in flight (default: the rows added to the state) stored in
+        ``dtype`` (default: the state's)."""
         if self.max_rows is not None and N > self.max_rows:
             return f"{N} rows exceed max_rows={self.max_rows}"
-        dtype = state.get("gram_").dtype if state.get("gram_") is not None else np.dtype(
-            np.float64)
-        b = N - state["n_samples_seen_"]
+        if dtype is None:
+            gram = state.get("gram_")
+            dtype = gram.dtype if gram is not None else np.dtype(np.float64)
+        b = N - state["n_samples_seen_"] if batch is None else batch
         need = GrowingGram.bytes_for(N, dtype.itemsize, b)
         limit = parse_memory(self.memory_limit)
         budget = state["memory_budget_"] if limit is None else int(limit)
@@ -437,11 +476,49 @@ n_features)
         return storage_dtype(self.precision, X.dtype, N, lambda: float32_eigen_error(
             kernel, X, random_state=0))
 
+    def _sizes(self, N: int) -> tuple[int, int]:
+        """Components ``k`` and Ritz pairs kept ``m`` (k plus guard pairs) at ``N`` rows."""
+        nc = int(self.n_components)
+        return min(nc, N), min(nc + guard_vectors(nc), max(N - 1, 0))
+
+    def _exact_fit(self, state: dict, X) -> dict | None:
+        """The exact mode's fitted attributes for all rows of ``X`` at once (a batch
+        fit: the kernel matrix evaluated once, then :meth:`_batch_solve`); None where
+        ``mode='auto'`` would not keep them all."""
+        kernel = state["kernel_"]
+        N = X.shape[0]
+        dtype = self._storage(X, N, kernel, None)
+        # block rows of batch_size rows: the stored matrix, and the memory it needs, are
+        # those of a stream of such batches
+        rows = min(N, int(self.batch_size or 500))
+        reason = self._exact_limit(N, state, dtype, rows)
+        if reason is not None:
+            if self.mode == "exact":
+                raise ValueError(_exact_refusal(N, reason))
+            return None
+        k, m = self._sizes(N)
+        rule = choose_solver(N, k)
+        # the solver's start block is multiplied while the kernel values are evaluated
+        # (as KernelPCA's construction pass does): no pass of its own
+        probe = self._start_block(X, kernel, k, m, rule)
+        gram, TP = self._whole_gram(kernel, X, dtype, probe, rows)
+        values, vectors, products, passes, ok = self._batch_solve(
+            gram, X, kernel, k, m if rule == "krylov" else min(k, m), rule,
+            None if probe is None else (probe, TP))
+        self._warn_unconverged(ok, default_rtol(self.tol, dtype), passes)
+        return self._exact_attributes(state, X, gram, kernel, values, vectors, products,
+                                      passes, k)
+
+    def _warn_unconverged(self, ok: bool, tol: float, passes: int) -> None:
+        if not ok:
+            warnings.warn(
+                f"IncrementalKernelPCA: the update did not reach the residual target {tol:g} "
+                f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=6)
+
     def _exact_update(self, state: dict, Xb) -> dict:
         n, b = state["X_fit_"].shape[0], Xb.shape[0]
         N = n + b
-        k = min(int(self.n_components), N)
-        m = min(int(self.n_components) + guard_vectors(int(self.n_components)), max(N - 1, 0))
+        k, m = self._sizes(N)
         rule = choose_solver(N, k)
         # the first batch; or a problem so small that KernelPCA itself would take
         # LAPACK or ARPACK on the stored matrix: solving the stored matrix the same way
@@ -462,8 +539,9 @@ n_features)
         N = n + b
         X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)]) if n else Xb.copy()
         gram = state.get("gram_")
-        if gram is None and n:
-            gram = self._rebuild_gram(kernel, X_old)  # after loading a saved model
+        if gram is None and n:  # after loading a saved model
+            gram, _ = self._whole_gram(kernel, X_old, self._storage(X_old, n, kernel, None))
+            logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", n)
         dtype = self._storage(X, N, kernel, gram)
         # the new kernel values, evaluated in the storage precision (as a batch fit's)
         # (GrowingGram.append checks that they are finite)
@@ -477,10 +555,16 @@ n_features)
                 gram = gram.astype(dtype)
         tol = default_rtol(self.tol, dtype)
         if batch:
-            gram.append(B)
+            # the first batch: its start block multiplied on the way, as in a batch fit
+            probe = self._start_block(X, kernel, k, m, rule) if n == 0 else None
+            start = None if probe is None else (probe, np.zeros(probe.shape))
+            if start is None:
+                gram.append(B)
+            else:
+                gram.append(B, probe=probe, probe_out=start[1])
             # (guard pairs only for a stream that goes on with updates)
             values, vectors, products, passes, ok = self._batch_solve(
-                gram, m if rule == "krylov" else min(k, m), rule)
+                gram, X, kernel, k, m if rule == "krylov" else min(k, m), rule, start)
         else:
             V = state["ritz_vectors_"]
             TV = np.empty((N, V.shape[1]))
@@ -496,59 +580,120 @@ n_features)
             res = extend_eigenpairs(op, V, TV, new, k, m, tol=tol, floor=gram.noise_floor())
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,
                                                      res.n_passes, res.converged)
-        if not ok:
-            warnings.warn(
-                f"IncrementalKernelPCA: the update did not reach the residual target {tol:g} "
-                f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=5)
+        self._warn_unconverged(ok, tol, passes)
         return self._exact_attributes(state, X, gram, kernel, values, vectors, products,
                                       passes, k)
 
-    def _batch_solve(self, gram: GrowingGram, m: int, rule: str):
-        """Top ``m`` pairs of the centred matrix from scratch, with KernelPCA's solver
-        ``rule`` for this size: 'dense' (LAPACK) or 'arpack' on the stored matrix made
-        contiguous, as a refit would do but without re-evaluating the kernel; block
-        Lanczos over the stored blocks beyond (the first batch of a large stream)."""
+    def _lanczos(self, N: int, k: int, rule: str) -> int:
+        """Block size of the block Lanczos solve of a batch fit at ``N`` rows, or 0
+        where the batch fit takes LAPACK or ARPACK (KernelPCA's rule), or a Lanczos
+        basis would cover half the space (block Lanczos then takes LAPACK too)."""
+        b = krylov_block_size(k, cheap_pass=True, n=N)
+        # (past float64_max_rows the stored matrix is not made dense, whatever the rule)
+        lanczos = rule == "krylov" or N > get_config()["float64_max_rows"]
+        return b if lanczos and krylov_basis_size(k, b) < N // 2 else 0
+
+    def _start_block(self, X, kernel: Kernel, k: int, m: int, rule: str) -> np.ndarray | None:
+        """The start of a block Lanczos batch solve (None where there is none):
+        KernelPCA's, the top Nyström directions of ``X`` on as many landmarks as a
+        stored fit takes; as many of them as guard pairs (the solver starts from the
+        first block, the next update's guard pairs come from all of them)."""
+        N = X.shape[0]
+        b = self._lanczos(N, k, rule)
+        if not b:
+            return None
+        landmarks = start_landmarks(N, True, kernel.rank_bound(X.shape[1]))
+        return nystrom_start(kernel, X, min(max(b, m - k), N), center=True,
+                             n_landmarks=landmarks, random_state=0, n_jobs=self.n_jobs)
+
+    def _batch_solve(self, gram: GrowingGram, X, kernel: Kernel, k: int, m: int, rule: str,
+                     start: tuple[np.ndarray, np.ndarray] | None = None):
+        """Top ``m`` pairs of the centred matrix from scratch (the first ``k`` to the
+        tolerance), with KernelPCA's solver ``rule`` for this size.
+
+        'dense' (LAPACK) or 'arpack': on the stored matrix made contiguous, as a refit
+        would do but without re-evaluating the kernel. 'krylov': KernelPCA's block
+        Lanczos over the stored blocks, from the Nyström start ``start = (P, T P)``
+        (:meth:`_start_block`; made here, with a pass, when not given), for the ``k``
+        wanted pairs only (:meth:`_lanczos_solve`). Returns ``(values, vectors,
+        products, passes, converged)``.
+        """
         N = gram.n
         if m == 0:
             return np.zeros(0), np.zeros((N, 0)), np.zeros((N, 0)), 0, True
         op = CenteredOperator(gram, gram.centering())
-        tol = default_rtol(self.tol, gram.dtype)
-        dense = None
-        if rule != "krylov" and N <= get_config()["float64_max_rows"]:
-            dense = op.to_dense().astype(np.float64, copy=False)
-            # ARPACK's many small products run on one BLAS thread, as in KernelPCA
-            serial = (rule == "arpack" and self.n_jobs is None
-                      and N <= get_config()["arpack_serial_rows"])
-            with blas_threads(1 if serial else None):
-                # the solver may decompose the matrix in place: it is ours
-                res = eigsh_top(DenseOperator(dense, owned=True), m, solver=rule,
-                                random_state=0, fallback=rule == "arpack")
-        else:
-            res = eigsh_top(op, m, solver="krylov", tol=tol, random_state=0, fallback=False)
-        V, passes, converged = res.vectors, res.n_iter if dense is None else 0, res.converged
+        b = self._lanczos(N, k, rule)
+        if b:
+            passes = 0
+            if start is None:
+                P = self._start_block(X, kernel, k, m, rule)
+                start, passes = (P, gram.matmat(P)), 1
+            with blas_threads(1):  # the passes' workers take the cores (as KernelPCA)
+                w, Y, KY, more, ok = self._lanczos_solve(op, k, m, b, *start)
+            return w, Y, KY, passes + more, ok
+        dense = op.to_dense().astype(np.float64, copy=False)
+        if rule == "krylov":  # a Lanczos basis would cover half the space: LAPACK
+            rule = "dense"
+        # ARPACK's many small products run on one BLAS thread, as in KernelPCA
+        serial = (rule == "arpack" and self.n_jobs is None
+                  and N <= get_config()["arpack_serial_rows"])
+        with blas_threads(1 if serial else None):
+            # the solver may decompose the matrix in place: it is ours
+            res = eigsh_top(DenseOperator(dense, owned=True), m, solver=rule,
+                            random_state=0, fallback=rule == "arpack")
         # every direction orthogonal to the constant vector (the null direction of K~),
         # then Rayleigh-Ritz on them with their exact products
-        V = V - V.mean(axis=0)[None, :]
-        e, U = np.linalg.eigh(V.T @ V)  # orthonormal again (a QR of a tall block is slow)
-        keep = e > 1e-12 * max(float(e.max(initial=0.0)), np.finfo(float).tiny)
-        V = V @ (U[:, keep] / np.sqrt(e[keep])[None, :])
+        V = res.vectors - res.vectors.mean(axis=0)[None, :]
         KV = np.asarray(op.matmat(V), dtype=np.float64)
-        A = V.T @ KV
-        w, C = np.linalg.eigh(0.5 * (A + A.T))
-        w, C = w[::-1].copy(), C[:, ::-1].copy()
-        return w, V @ C, KV @ C, passes + (dense is None), converged
+        w, Y, KY = rayleigh_ritz(V, KV, m)
+        return w, Y, KY, 0, res.converged
 
-    def _rebuild_gram(self, kernel: Kernel, X) -> GrowingGram:
-        """The stored kernel values of a loaded model (its one full evaluation)."""
-        dtype = self._storage(X, X.shape[0], kernel, None)
+    def _lanczos_solve(self, op: CenteredOperator, k: int, m: int, b: int, P: np.ndarray,
+                       TP: np.ndarray):
+        """:meth:`_batch_solve` by KernelPCA's block Lanczos, from the start block
+        ``P`` (``TP``: its product with the stored, uncentred matrix).
+
+        Lanczos converges the ``k`` wanted pairs only. The ``m - k`` guard pairs that
+        the next update starts from then cost one pass, shared with the products of
+        the converged vectors: the residuals of the Ritz pairs in ``span P`` (whose
+        products are known) join the converged vectors, one pass multiplies both, and
+        Rayleigh-Ritz on all of them (with ``P``) gives ``m`` pairs, the first ``k``
+        at least as accurate as Lanczos's (a larger space).
+        """
+        KP = _centred_product(op, P, TP)
+        tol = default_rtol(self.tol, op.dtype)
+        res = eigsh_top(op, k, solver="krylov", tol=tol, random_state=0, fallback=False,
+                        start=(P[:, :b], KP[:, :b]))
+        V = res.vectors - res.vectors.mean(axis=0)[None, :]
+        # the residual directions of the Ritz pairs of span P, outside span [V, P]
+        w0, Y0, KY0 = rayleigh_ritz(P, KP, P.shape[1])
+        basis = np.hstack([V, orthogonal_directions(Y0, V)])
+        Z = np.hstack([V, orthogonal_directions(KY0 - Y0 * w0[None, :], basis)])
+        KZ = np.asarray(op.matmat(Z), dtype=np.float64)
+        # [V, residuals] have their own products; P joins where it is not (nearly) in
+        # their span, so that float32 products are not amplified (rayleigh_ritz)
+        w, Y, KY = rayleigh_ritz(Z, KZ, m, (P, KP))
+        return w, Y, KY, 1 + res.n_matvec // b, res.converged
+
+    def _whole_gram(self, kernel: Kernel, X, dtype: np.dtype, probe: np.ndarray | None = None,
+                    rows: int | None = None) -> tuple[GrowingGram, np.ndarray | None]:
+        """The stored kernel values of all rows of ``X``, evaluated once, block row by
+        block row of ``rows`` rows (a batch fit; default ``incremental_rebuild_rows``:
+        a loaded model); and ``T @ probe``, made on the way (None without a probe)."""
         gram = GrowingGram(dtype, self.n_jobs)
-        rows = REBUILD_ROWS
-        for s in range(0, X.shape[0], rows):  # block row by block row, in place
-            e = min(X.shape[0], s + rows)
-            gram.append(kernel_rows(kernel, X[s:e], X[:e], dtype=dtype, n_jobs=self.n_jobs,
-                                    diag_start=s))
-        logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", X.shape[0])
-        return gram
+        N = X.shape[0]
+        TP = None if probe is None else np.zeros(probe.shape)
+        if rows is None:
+            rows = int(get_config()["incremental_rebuild_rows"])
+        for s in range(0, N, rows):  # block row by block row, in place
+            e = min(N, s + rows)
+            B = kernel_rows(kernel, X[s:e], X[:e], dtype=dtype, n_jobs=self.n_jobs,
+                            diag_start=s)
+            if probe is None:
+                gram.append(B)
+            else:
+                gram.append(B, probe=probe[:e], probe_out=TP[:e])
+        return gram, TP
 
     def _exact_attributes(self, state, X, gram, kernel, values, vectors, products, passes,
                           k) -> dict:
@@ -592,7 +737,9 @@ n_features)
 
     # ------------------------------------------------------------------ bounded mode
     def _n_landmarks(self) -> int:
-        return int(self.max_rows) if self.max_rows is not None else DEFAULT_LANDMARKS
+        if self.max_rows is not None:
+            return int(self.max_rows)
+        return int(get_config()["incremental_landmarks"])
 
     def _to_bounded(self, state: dict) -> dict:
         """From the exact mode's rows to landmarks and feature statistics (exact
@@ -611,7 +758,8 @@ n_features)
         shift = Kzz.mean(axis=0)
         stats = accumulate(lambda Xb: np.asarray(kernel.block(Xb, Z), dtype=np.float64),
                            row_blocks(X, 4096), shift, self.n_jobs)
-        keep = rng.choice(X.shape[0], size=min(OUTLIER_SAMPLE, X.shape[0]), replace=False)
+        keep = rng.choice(X.shape[0], size=min(get_config()["incremental_outlier_sample"],
+                                               X.shape[0]), replace=False)
         out["outlier_sample_"] = X[np.sort(keep)].copy()
         out.update({"mode_": "bounded", "X_fit_": Z, "landmark_kernel_": Kzz,
                     "normalization_": W0, "landmark_redundancy_": red0,
@@ -688,24 +836,26 @@ n_features)
 
         A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
         distance to ``span phi(Z)``. Rows with ``r(x)`` above
-        :data:`SWAP_THRESHOLD` ``k(x,x)`` are candidates, picked by a randomly
-        pivoted Cholesky factorisation of their residual kernel (pivots drawn in
-        proportion to their residual; no near-duplicates): picks fill the free
-        places, then replace the landmarks whose own residual against the others,
-        ``1 / [K^-1]_jj``, is smallest, where a pick's residual exceeds
-        :data:`SWAP_MARGIN` times it (the swap enlarges ``det K_ZZ``: the landmarks
-        spread over where the stream now is). At most :data:`MAX_SWAP_FRACTION` of
-        the landmarks move per batch. The statistics of earlier rows get each new
+        ``incremental_swap_threshold`` (a kpca setting) times ``k(x,x)`` are
+        candidates, picked by a randomly pivoted Cholesky factorisation of their
+        residual kernel (pivots drawn in proportion to their residual; no
+        near-duplicates): picks fill the free places, then replace the landmarks whose
+        own residual against the others, ``1 / [K^-1]_jj``, is smallest, where a
+        pick's residual exceeds ``incremental_swap_margin`` times it (the swap
+        enlarges ``det K_ZZ``: the landmarks spread over where the stream now is). At
+        most ``incremental_max_swap_fraction`` of the landmarks move per batch. The
+        statistics of earlier rows get each new
         coordinate from their Nyström projection, ``k(x, x_i) ~ k(x, Z) K^+ k(Z, x_i)``.
         """
+        config = get_config()
         diag = np.asarray(kernel.diag(Xb), dtype=np.float64)
         F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
         FW = F @ W
         resid = diag - np.einsum("ij,ij->i", FW, FW)
-        floor = SWAP_THRESHOLD * np.maximum(diag, 1e-300)
+        floor = config["incremental_swap_threshold"] * np.maximum(diag, 1e-300)
         cand = np.flatnonzero(resid > floor)
         free = max(0, L - Z.shape[0])
-        budget = free + max(1, int(np.ceil(MAX_SWAP_FRACTION * L)))
+        budget = free + max(1, int(np.ceil(config["incremental_max_swap_fraction"] * L)))
         if cand.size == 0:
             return Z, Kzz, W, red, shift, total, scatter, 0
         cand = cand[np.argsort(-resid[cand])][: 4 * budget]
@@ -738,7 +888,8 @@ n_features)
             worst = np.argsort(red)[: picked.size - free]
             # a margin against churn: on a stationary stream most rows are about as
             # far from the span as the most redundant landmark is from the others
-            n_swap = int(np.sum(gains[free:][: worst.size] > SWAP_MARGIN * red[worst]))
+            margin = config["incremental_swap_margin"]
+            n_swap = int(np.sum(gains[free:][: worst.size] > margin * red[worst]))
             drop = worst[:n_swap]
         take = cand[picked[: free + n_swap]]
         if take.size == 0:
@@ -766,11 +917,27 @@ n_features)
         return tags
 
 
+def _centred_product(op: CenteredOperator, V: np.ndarray, TV: np.ndarray) -> np.ndarray:
+    """``op @ V`` (``H T H V``, as :class:`kpca.operators.CenteredOperator` makes it)
+    from the product ``T V`` with the uncentred stored matrix."""
+    c = op.centering
+    r, g = c.row_means, c.grand_mean
+    colsum = V.sum(axis=0)
+    return TV - (r @ V)[None, :] - np.outer(r, colsum) + (g * colsum)[None, :]
+
+
+def _exact_refusal(N: int, reason: str) -> str:
+    return (f"mode='exact' cannot keep {N} rows: {reason}. Raise memory_limit or max_rows "
+            "(set_params, then partial_fit again), or use mode='auto' or 'bounded' "
+            "(streaming Nyström).")
+
+
 def _reservoir(sample, seen: int, Xb, seed: int) -> np.ndarray:
-    """A uniform sample of at most :data:`OUTLIER_SAMPLE` rows of the stream
-    (reservoir sampling, Vitter's algorithm R), updated with the batch ``Xb`` whose
-    first row is row ``seen`` of the stream; reproducible from the stream's seed."""
-    R = OUTLIER_SAMPLE
+    """A uniform sample of at most ``incremental_outlier_sample`` (kpca settings) rows
+    of the stream (reservoir sampling, Vitter's algorithm R), updated with the batch
+    ``Xb`` whose first row is row ``seen`` of the stream; reproducible from the
+    stream's seed."""
+    R = int(get_config()["incremental_outlier_sample"])
     sample = Xb[:0].copy() if sample is None else sample.copy()
     free = max(0, min(Xb.shape[0], R - sample.shape[0]))
     sample = np.concatenate([sample, Xb[:free]])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-import kpca.operators._growing as growing
+import kpca
 from kpca.operators import CenteredOperator, GrowingGram, NewColumns
 
 GAMMA = 0.3
@@ -48,7 +48,7 @@ def _rel(a, b):
 
 
 #: batch sizes: single rows merged into a short last block row, a block row longer than
-#: MIN_BLOCK_ROWS (256) followed by a new one, ragged sizes
+#: growing_min_block_rows (256) followed by a new one, ragged sizes
 SIZES = {
     "singles-then-big": [1, 1, 3, 1, 260, 1, 2, 7],
     "one-batch": [40],
@@ -58,12 +58,13 @@ SIZES = {
 
 @pytest.fixture(params=["default-blocks", "tiny-blocks"])
 def block_rows(request, monkeypatch):
-    """Natural block sizes, and MIN_BLOCK_ROWS=4 / tiny pieces (many block rows and
+    """Natural block sizes, and growing_min_block_rows=4 / tiny pieces (many block rows and
     several pieces per block row, on few rows)."""
     if request.param == "tiny-blocks":
-        monkeypatch.setattr(growing, "MIN_BLOCK_ROWS", 4)
-        monkeypatch.setattr(growing, "PIECE_BYTES", 64)
-    return request.param
+        with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64):
+            yield request.param
+    else:
+        yield request.param
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -123,14 +124,14 @@ def test_append_returns_the_new_shifted_rows():
 def test_single_rows_are_merged_into_the_last_short_block_row():
     X = _rows(10)
     gram, _ = _grow(X, [1] * 10)
-    assert len(gram.blocks) == 1  # 10 < MIN_BLOCK_ROWS rows: one block row
+    assert len(gram.blocks) == 1  # 10 < growing_min_block_rows rows: one block row
     r0, T = gram.blocks[0]
     assert r0 == 0 and T.shape == (10, 10)
-    # a block row of MIN_BLOCK_ROWS rows or more is closed: the next batch starts one
-    X = _rows(growing.MIN_BLOCK_ROWS + 2)
-    gram, _ = _grow(X, [growing.MIN_BLOCK_ROWS, 1, 1])
-    assert [(r0, T.shape[0]) for r0, T in gram.blocks] == [(0, growing.MIN_BLOCK_ROWS),
-                                                           (growing.MIN_BLOCK_ROWS, 2)]
+    # a block row of growing_min_block_rows rows or more is closed: the next batch starts one
+    rows = kpca.get_config()["growing_min_block_rows"]
+    X = _rows(rows + 2)
+    gram, _ = _grow(X, [rows, 1, 1])
+    assert [(r0, T.shape[0]) for r0, T in gram.blocks] == [(0, rows), (rows, 2)]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -157,16 +158,15 @@ def test_matmat_equals_the_dense_product(sizes, dtype, block_rows):
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_matmat_does_not_depend_on_the_threads(n_jobs, monkeypatch):
-    monkeypatch.setattr(growing, "MIN_BLOCK_ROWS", 4)
-    monkeypatch.setattr(growing, "PIECE_BYTES", 64)
+def test_matmat_does_not_depend_on_the_threads(n_jobs):
     sizes = [5, 1, 7, 3, 9]
     X = _rows(sum(sizes))
-    gram, _ = _grow(X, sizes)
-    gram.n_jobs = n_jobs
-    T = gram.to_dense()
-    V = np.random.default_rng(2).normal(size=(X.shape[0], 3))
-    np.testing.assert_allclose(gram.matmat(V), T @ V, rtol=1e-12, atol=1e-12)
+    with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64):
+        gram, _ = _grow(X, sizes)
+        gram.n_jobs = n_jobs
+        T = gram.to_dense()
+        V = np.random.default_rng(2).normal(size=(X.shape[0], 3))
+        np.testing.assert_allclose(gram.matmat(V), T @ V, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._config import get_config
 from .._parallel import matmul_rows, run_blocks
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
 
-#: a block row shorter than this absorbs the next batch instead of starting a new one
-MIN_BLOCK_ROWS = 256
-#: columns of one piece of a block row in a product: the piece is used twice (``T V``
-#: and ``T^T V``) while it is in cache
-PIECE_BYTES = 2 * 2**20
+# tuning values (kpca._config): ``growing_min_block_rows`` -- a block row shorter than
+# it absorbs the next batch; ``growing_piece_bytes`` -- bytes of one piece of a block
+# row in a product (used twice, ``T V`` and ``T^T V``, while it is in cache)
 
 
 class GrowingGram(KernelOperator):
@@ -60,14 +59,20 @@ class GrowingGram(KernelOperator):
         self.row_sums = np.zeros(0)
         self.diag_k = np.zeros(0)
 
+    @property
+    def threads(self) -> int:  # type: ignore[override]
+        """BLAS threads for a solver's large products between passes (``n_jobs``)."""
+        return n_threads(self.n_jobs)
+
     # ------------------------------------------------------------------ growth
     def append(self, B: np.ndarray, V: np.ndarray | None = None,
-               out: np.ndarray | None = None) -> np.ndarray:
+               out: np.ndarray | None = None, probe: np.ndarray | None = None,
+               probe_out: np.ndarray | None = None) -> np.ndarray:
         """Add ``b`` rows given their kernel values ``B = k(X_new, X_all)``.
 
         Work is done by row blocks on worker threads, in two reads of ``B``: the
-        sums, then the shift (and the product with ``V``) while each block is in
-        cache.
+        sums, then the shift (and the products with ``V`` and ``probe``) while each
+        block is in cache.
 
         Parameters
         ----------
@@ -79,6 +84,13 @@ class GrowingGram(KernelOperator):
             With ``out``: ``T_bn V``, the new rows' shifted values against the old
             rows times ``V``, is written into ``out`` (float64, shape (b, q)).
         out : ndarray of shape (b, q), optional
+        probe : ndarray of shape (n + b, p), optional
+            With ``probe_out``: the new block row's part of ``T @ probe`` is added to
+            ``probe_out`` (float64, shape (n + b, p)): ``T_b probe`` to its last ``b``
+            rows and ``T_bn^T probe_new`` to the first ``n``. Summed over the block
+            rows of a matrix built by appends, that is ``T @ probe`` without a pass
+            (the construction pass of a batch fit).
+        probe_out : ndarray of shape (n + b, p), optional
 
         Returns
         -------
@@ -96,7 +108,7 @@ class GrowingGram(KernelOperator):
             raise ValueError(f"append: expected {n + b} columns, got {N}")
         if B.dtype != self.dtype:
             B = B.astype(self.dtype)
-        rows = int(max(8, PIECE_BYTES // max(1, N * B.itemsize)))
+        rows = int(max(8, get_config()["growing_piece_bytes"] // max(1, N * B.itemsize)))
         starts = range(0, b, rows)
         workers = min(n_threads(self.n_jobs), len(starts))
         new_sums = np.empty(b)
@@ -123,22 +135,37 @@ class GrowingGram(KernelOperator):
         diag = np.diagonal(B[:, n:]).astype(np.float64)
         a_cast, shift_cast = a_new.astype(self.dtype), shift.astype(self.dtype)
         Vs = None if V is None or out is None else np.asarray(V, dtype=self.dtype)
+        Ps = None if probe is None or probe_out is None else np.ascontiguousarray(
+            probe, dtype=self.dtype)
 
-        def finish(r0: int) -> None:
-            blk = B[r0 : r0 + rows]
-            blk -= a_cast[r0 : r0 + rows, None]
-            blk -= shift_cast[None, :]
-            if Vs is not None:
-                out[r0 : r0 + rows] = blk[:, :n] @ Vs
+        def finish(group: list[int]) -> np.ndarray | None:
+            # T_bn^T probe_new of this worker's blocks (summed in a fixed order below)
+            acc = None if Ps is None else np.zeros((n, Ps.shape[1]))
+            for r0 in group:
+                blk = B[r0 : r0 + rows]
+                blk -= a_cast[r0 : r0 + rows, None]
+                blk -= shift_cast[None, :]
+                if Vs is not None:
+                    out[r0 : r0 + rows] = blk[:, :n] @ Vs
+                if Ps is not None:
+                    r1 = n + r0 + blk.shape[0]
+                    probe_out[n + r0 : r1] += blk[:, :n] @ Ps[:n]
+                    acc += blk[:, :n].T @ Ps[n + r0 : r1]
+            return acc
 
-        run_blocks(finish, starts, workers)
+        groups = [list(starts)[w::workers] for w in range(workers)]
+        parts = run_blocks(finish, [g for g in groups if g], workers)
         # the new rows' own block: exactly symmetric, whatever the rounding order
         # (after the product: it touches only the new columns)
         D = B[:, n:]
         D += D.T.copy()
         D *= 0.5
+        if Ps is not None:
+            for part in parts:
+                probe_out[:n] += part
+            probe_out[n:] += D @ Ps[n:]
         Tb = B
-        if self.blocks and self.blocks[-1][1].shape[0] < MIN_BLOCK_ROWS:
+        if self.blocks and self.blocks[-1][1].shape[0] < get_config()["growing_min_block_rows"]:
             r0, T = self.blocks.pop()
             merged = np.empty((T.shape[0] + b, N), dtype=self.dtype)
             merged[: T.shape[0], :n] = T
@@ -207,14 +234,15 @@ class GrowingGram(KernelOperator):
         """Bytes of the stored lower block rows of an ``n``-row matrix (about n^2 / 2;
         a block row stores its full diagonal block), plus the new kernel values of a
         ``batch``-row append in flight."""
-        diag = max(batch, MIN_BLOCK_ROWS)
+        diag = max(batch, get_config()["growing_min_block_rows"])
         return (n * (n + 1) // 2 + diag * n + batch * n) * itemsize
 
     def _pieces(self) -> list[tuple[int, int, int, int]]:
         """(block, first column, last column, first row) of every piece."""
         out = []
+        piece = get_config()["growing_piece_bytes"]
         for i, (r0, T) in enumerate(self.blocks):
-            width = max(256, PIECE_BYTES // max(1, T.shape[0] * T.itemsize))
+            width = max(256, piece // max(1, T.shape[0] * T.itemsize))
             for c0 in range(0, r0, width):
                 out.append((i, c0, min(r0, c0 + width), r0))
             out.append((i, r0, T.shape[1], r0))  # the diagonal block

@@ -37,7 +37,7 @@ from ._primal import primal_eigsh
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
 from ._start import nystrom_start, start_landmarks
-from ._update import UpdatedPairs, extend_eigenpairs
+from ._update import UpdatedPairs, extend_eigenpairs, orthogonal_directions, rayleigh_ritz
 
 logger = logging.getLogger("kpca")
 
@@ -171,6 +171,8 @@ __all__ = [
     "EigenResult",
     "UpdatedPairs",
     "extend_eigenpairs",
+    "orthogonal_directions",
+    "rayleigh_ritz",
     "arpack_eigsh",
     "arpack_flops",
     "arpack_max_iter",

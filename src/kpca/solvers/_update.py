@@ -35,14 +35,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import eigh
 
+from .._config import get_config
 from ..operators import KernelOperator, NewColumns
 
 logger = logging.getLogger("kpca")
 
-#: refinement passes before giving up (the caller warns)
-MAX_PASSES = 60
-#: the refinement basis restarts from the Ritz vectors beyond this many blocks
-MAX_BLOCKS = 8
+# tuning values (kpca._config): ``update_max_passes`` -- refinement passes before
+# giving up (the caller warns); ``update_max_blocks`` -- the refinement basis restarts
+# from the Ritz vectors beyond this many blocks of m columns
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,65 @@ def _orthonormal(Z: np.ndarray, floor: float, normalize: bool = True) -> np.ndar
     return Z
 
 
-def _new_directions(Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
+def rayleigh_ritz(Q: np.ndarray, KQ: np.ndarray, m: int,
+                  extra: tuple[np.ndarray, np.ndarray] | None = None, *,
+                  floor: float = 0.01) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top ``m`` Ritz pairs of a centred symmetric operator on ``span [Q, P]``.
+
+    Parameters
+    ----------
+    Q : ndarray of shape (N, p)
+        Orthonormal columns up to round-off (a column that centring removes, the
+        constant vector, is dropped).
+    KQ : ndarray of shape (N, p)
+        ``op @ Q``.
+    m : int
+        Pairs returned (at most the dimension of the space).
+    extra : (P, KP), optional
+        More directions and their products. They are orthogonalized against ``Q``
+        and each other, and a direction of ``P`` whose part outside the span before
+        it is below ``floor`` (relative to the unit-normalised column) is dropped:
+        that part's product is a difference of known products divided by its norm,
+        so errors in the products (float32 storage) grow by at most ``1 / floor``.
+    floor : float, default=0.01
+
+    Returns
+    -------
+    values : ndarray of shape (m',), descending
+    vectors : ndarray of shape (N, m'), orthonormal and orthogonal to the constant
+        vector (``op 1 = 0``: centring a column leaves its product as it is)
+    products : ndarray of shape (N, m'), ``op @ vectors``
+    """
+    Q, KQ = _orthonormal_pair(Q - Q.mean(axis=0)[None, :], KQ, 1e-6)
+    if extra is not None and extra[0].shape[1]:
+        P, KP = extra
+        P = P - P.mean(axis=0)[None, :]
+        norms = np.linalg.norm(P, axis=0)
+        ok = np.isfinite(norms) & (norms > 0)
+        P, KP = P[:, ok] / norms[ok], KP[:, ok] / norms[ok]
+        for _ in range(2):  # against Q, twice (the products follow the same map)
+            C = Q.T @ P
+            P = P - Q @ C
+            KP = KP - KQ @ C
+        P, KP = _orthonormal_pair(P, KP, floor)
+        Q, KQ = np.hstack([Q, P]), np.hstack([KQ, KP])
+    w, C = _ritz(Q.T @ KQ, min(m, Q.shape[1]))
+    return w, Q @ C, KQ @ C
+
+
+def _orthonormal_pair(Q: np.ndarray, KQ: np.ndarray, floor: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_orthonormal` (columns not rescaled first) with the same maps applied to
+    the products ``KQ``."""
+    for f in (floor, 0.5):
+        e, U = np.linalg.eigh(Q.T @ Q)
+        keep = e > f**2
+        M = U[:, keep] / np.sqrt(e[keep])[None, :]
+        Q, KQ = Q @ M, KQ @ M
+    return Q, KQ
+
+
+def orthogonal_directions(Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """Orthonormal directions of ``Z`` orthogonal to ``Q`` and to the constant vector.
 
     Columns are normalised first, so that a residual already (numerically) in the
@@ -139,7 +197,7 @@ def extend_eigenpairs(
     *,
     tol: float,
     floor: float = 0.0,
-    max_passes: int = MAX_PASSES,
+    max_passes: int | None = None,
 ) -> UpdatedPairs:
     """Top ``m`` eigenpairs of the grown centred matrix ``op`` (see the module text).
 
@@ -165,9 +223,12 @@ def extend_eigenpairs(
         Eigenvalues at or below this are round-off of the matrix itself (e.g.
         ``N eps max K_ii``): residuals are measured relative to at least it, so a
         matrix that centring cancelled (constant rows) counts as converged.
-    max_passes : int
-        Refinement passes at most.
+    max_passes : int, default=None
+        Refinement passes at most (None: the setting ``update_max_passes``).
     """
+    config = get_config()
+    max_passes = config["update_max_passes"] if max_passes is None else max_passes
+    max_blocks = config["update_max_blocks"]
     n, q = V.shape
     N = KV.shape[0]
     b = new.b
@@ -238,7 +299,7 @@ def extend_eigenpairs(
         # cheaper pass (measured at n = 10,500, float32: 35 ms for 16 columns, 55 ms
         # for 30), and widening the first block to every kept pair saved no pass
         todo = np.flatnonzero(res[:kk] > tol)
-        Z = _new_directions(KY[:, todo] - Y[:, todo] * w[None, todo], Q)
+        Z = orthogonal_directions(KY[:, todo] - Y[:, todo] * w[None, todo], Q)
         if Z.shape[1] == 0:
             break
         KZ = np.asarray(op.matmat(Z), dtype=np.float64) / scale
@@ -250,7 +311,7 @@ def extend_eigenpairs(
         res = _residuals(Y, KY, w, floor)
         logger.debug("incremental update: pass %d residual %.1e", passes,
                      float(res[:k].max(initial=0.0)))
-        if Q.shape[1] > (MAX_BLOCKS + 1) * max(m, 1):
+        if Q.shape[1] > (max_blocks + 1) * max(m, 1):
             Q, KQ = Y, KY  # thick restart from the Ritz vectors
     if not np.all(np.isfinite(res)):
         raise ValueError("the kernel values are not finite (overflow): check the kernel "
