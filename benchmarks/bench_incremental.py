@@ -22,10 +22,23 @@ Data: ``--data blobs`` (default; 20 Gaussian clusters, as benchmarks/bench_appro
 or ``--data gauss`` (isotropic Gaussian: a flat spectrum, the hardest case for an
 eigensolver). gamma = 1 / (d Var X) of the first batch.
 
+4. **costs** (issue 31, ``--costs``: only this part runs): what a batch fit and one
+   update cost against ``KernelPCA``, on both data sets in one run (gauss with
+   gamma = 0.05, the issue's; blobs with 1 / (d Var X)):
+   ``IncrementalKernelPCA(k).fit`` against ``KernelPCA(k).fit`` on ``--fit-rows``
+   (6,500) rows, then at each of ``--update-at`` (6,000 and 10,000) rows one update of
+   ``--batch`` (500) rows (each on a shallow copy of the same fitted model) against a
+   ``KernelPCA`` refit on the grown rows. The two sides alternate, ``--repeats`` times;
+   medians of wall-clock and of process CPU time (less sensitive to other processes
+   on a shared machine), their ratios, and the load average before and after each
+   block.
+
 Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--batch 500] [--at 10000] [--repeats 5] [--landmarks 1000 2000]
        [--stream-rows 1000000] [--skip-refit-all] [--tol TOL] [--sklearn]
        [--warm-memory GIB] [--skip-exact] [--skip-bounded] [--skip-memory]
+       python benchmarks/bench_incremental.py --costs [--repeats 7] [--fit-rows 6500]
+       [--update-at 6000 10000]
 """
 
 from __future__ import annotations
@@ -189,6 +202,85 @@ def memory_part(gamma: float, a) -> None:
     print(f"\nrows seen {model.n_samples_seen_:,}; landmark swaps {model.n_swaps_}")
 
 
+def timed_both(fn, *args):
+    """``(result, wall seconds, process CPU seconds)``."""
+    c, t = time.process_time(), time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t, time.process_time() - c
+
+
+def alternate(a_fn, b_fn, repeats: int) -> tuple[np.ndarray, np.ndarray, object]:
+    """Run ``a_fn`` and ``b_fn`` alternately ``repeats`` times (the first of each
+    untimed: imports, caches); returns (wall, cpu) arrays of shape (repeats, 2) and
+    the last result of ``a_fn``."""
+    a_fn(), b_fn()
+    wall, cpu, last = [], [], None
+    for _ in range(repeats):
+        last, wa, ca = timed_both(a_fn)
+        _, wb, cb = timed_both(b_fn)
+        wall.append((wa, wb))
+        cpu.append((ca, cb))
+    return np.array(wall), np.array(cpu), last
+
+
+def costs_row(label: str, wall: np.ndarray, cpu: np.ndarray, extra: str, load: tuple) -> str:
+    w, c = np.median(wall, axis=0), np.median(cpu, axis=0)
+    runs = ", ".join(f"{a * 1e3:.0f}/{b * 1e3:.0f}" for a, b in wall)
+    return (f"| {label} | {w[0] * 1e3:.0f} | {w[1] * 1e3:.0f} | **{w[1] / w[0]:.1f}x** | "
+            f"{c[0] * 1e3:.0f} | {c[1] * 1e3:.0f} | {c[1] / c[0]:.1f}x | {extra} | "
+            f"{load[0]:.1f} -> {load[1]:.1f} | {runs} |")
+
+
+def costs_part(a) -> None:
+    """Issue 31: a batch fit and one update against KernelPCA (see the module text)."""
+    k, b = a.k, a.batch
+    print(f"\n## Costs: IncrementalKernelPCA({k}) against KernelPCA({k}), RBF, d = {D}; "
+          f"{a.repeats} alternating runs each, medians\n")
+    print("| case | incremental (ms) | KernelPCA (ms) | **KernelPCA / incremental** "
+          "(wall) | incremental CPU (ms) | KernelPCA CPU (ms) | ratio (CPU) | passes "
+          "| load average before -> after | runs, wall (inc/KernelPCA, ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for data in ("gauss", "blobs"):
+        n_max = max([a.fit_rows, *a.update_at]) + b
+        X = make_data(data, n_max, seed=0)
+        gamma = 0.05 if data == "gauss" else 1.0 / (X.shape[1] * X[:b].var())
+
+        def refit(rows, gamma=gamma, X=X):
+            return KernelPCA(k, kernel="rbf", gamma=gamma).fit(X[:rows])
+
+        # the batch fit
+        Xf = X[: a.fit_rows]
+        load0 = os.getloadavg()[0]
+        wall, cpu, model = alternate(
+            lambda Xf=Xf, gamma=gamma: IncrementalKernelPCA(k, kernel="rbf",
+                                                           gamma=gamma).fit(Xf),
+            lambda: refit(a.fit_rows), a.repeats)
+        ref = refit(a.fit_rows)
+        err = rel_err(model.eigenvalues_, ref.eigenvalues_)
+        print(costs_row(f"{data}: fit, {a.fit_rows:,} rows", wall, cpu,
+                        f"{model.n_passes_} (eigenvalues vs KernelPCA {err:.0e})",
+                        (load0, os.getloadavg()[0])), flush=True)
+        # one update at each size, on shallow copies of the same fitted model
+        for n0 in a.update_at:
+            base = IncrementalKernelPCA(k, kernel="rbf", gamma=gamma,
+                                        batch_size=b).fit(X[:n0])
+            nxt = X[n0 : n0 + b]
+            passes = []
+
+            def update(base=base, nxt=nxt, passes=passes):
+                m = copy.copy(base).partial_fit(nxt)
+                passes.append(m.n_passes_)
+                return m
+
+            load0 = os.getloadavg()[0]
+            wall, cpu, model = alternate(update, lambda n0=n0: refit(n0 + b), a.repeats)
+            ref = refit(n0 + b)
+            err = rel_err(model.eigenvalues_, ref.eigenvalues_)
+            print(costs_row(f"{data}: update of {b} rows at {n0:,}", wall, cpu,
+                            f"{sorted(set(passes))} (eigenvalues vs refit {err:.0e})",
+                            (load0, os.getloadavg()[0])), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", choices=["blobs", "gauss", "digits"], default="blobs",
@@ -213,8 +305,21 @@ def main() -> None:
     p.add_argument("--skip-exact", action="store_true")
     p.add_argument("--skip-bounded", action="store_true")
     p.add_argument("--skip-memory", action="store_true")
+    p.add_argument("--costs", action="store_true",
+                   help="only the costs of a batch fit and of one update against KernelPCA "
+                        "(issue 31), on both data sets")
+    p.add_argument("--fit-rows", type=int, default=6500)
+    p.add_argument("--update-at", type=int, nargs="+", default=[6000, 10000])
     a = p.parse_args()
     warnings.simplefilter("ignore")
+    if a.costs:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
+              f"{platform.python_version()}, numpy {np.__version__}; load average at start "
+              f"{os.getloadavg()[0]:.2f}")
+        print(f"memory warm-up: {a.warm_memory:g} GiB touched in "
+              f"{warm_memory(a.warm_memory):.1f} s")
+        costs_part(a)
+        return
     X = make_data(a.data, a.n + 2000, seed=0)
     X, T = X[: a.n], X[a.n :]
     gamma = 1.0 / (X.shape[1] * X[: a.batch].var())

@@ -295,3 +295,65 @@ def test_new_columns_are_the_centred_matrix_columns_of_the_new_rows(dtype, block
     U = np.random.default_rng(2).normal(size=(9, 3))
     assert _rel(new.matmat(U), E @ U) <= 10 * TOL[dtype]
     assert _rel(new.new_block(), E[41:]) <= 10 * TOL[dtype]
+
+
+# ----------------------------------------------------------------------------- build
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("kernel", "center"), [("rbf", False), ("poly", True)])
+@pytest.mark.parametrize("rows", [7, 40, 100])
+def test_build_stores_the_shifted_kernel_matrix_with_its_sums_and_probe(
+        rows, kernel, center, dtype, n_jobs):
+    """GrowingGram.build (all rows at once, one sweep) against the dense kernel matrix:
+    the stored matrix is K shifted by the operator's own shift (0, or the exact
+    centring with ``center``), its row sums, diagonal and centring are those of K, and
+    the probe's product comes with it; the matrix then grows by appends."""
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    from kpca.kernels import make_kernel
+
+    X = _rows(61, d=4)
+    params = dict(gamma=GAMMA) if kernel == "rbf" else dict(gamma=0.5, degree=3, coef0=1.0)
+    kern = make_kernel(kernel, **params).resolve(X)
+    dense = (lambda A, B=None: rbf_kernel(A, B, gamma=GAMMA)) if kernel == "rbf" else (
+        lambda A, B=None: polynomial_kernel(A, B, **params))
+    K = dense(X)
+    P = np.random.default_rng(4).normal(size=(61, 3))
+    with kpca.config_context(growing_piece_bytes=64 if rows == 7 else 2 * 2**20):
+        gram, TP = GrowingGram.build(kern, X, dtype=dtype, rows=rows, n_jobs=n_jobs,
+                                     probe=P, center=center)
+    assert gram.shape == (61, 61) and gram.dtype == np.dtype(dtype)
+    assert [r0 for r0, _ in gram.blocks] == list(range(0, 61, rows))
+    a = gram.shift
+    if not center:
+        np.testing.assert_array_equal(a, 0)
+    T = K - a[:, None] - a[None, :]
+    tol = TOL[dtype] * np.abs(K).max()
+    np.testing.assert_allclose(gram.to_dense(), T, rtol=0, atol=tol)
+    if center:  # T is the centred matrix itself
+        np.testing.assert_allclose(T, _H(61) @ K @ _H(61), rtol=0, atol=10 * tol)
+    D = gram.to_dense()
+    np.testing.assert_array_equal(D, D.T)
+    np.testing.assert_allclose(gram.row_sums, K.sum(axis=1), rtol=0, atol=61 * tol)
+    np.testing.assert_allclose(gram.diag_k, np.diag(K), rtol=0, atol=tol)
+    scale = np.abs(T).sum(axis=1).max() * np.abs(P).max()
+    np.testing.assert_allclose(TP, T @ P, rtol=0, atol=10 * TOL[dtype] * scale)
+    op = CenteredOperator(gram, gram.centering())
+    Kc = _H(61) @ K @ _H(61)
+    np.testing.assert_allclose(op.to_dense(), Kc, rtol=0, atol=10 * tol)
+    # appends continue it
+    Xn = np.vstack([X, _rows(5, d=4, seed=9)])
+    gram.append(np.asarray(dense(Xn[-5:], Xn), dtype=dtype))
+    Kn = dense(Xn)
+    op = CenteredOperator(gram, gram.centering())
+    np.testing.assert_allclose(op.to_dense(), _H(66) @ Kn @ _H(66), rtol=0, atol=10 * tol)
+
+
+def test_build_of_a_non_finite_kernel_raises():
+    from kpca.kernels import make_kernel
+
+    X = _rows(10)
+    X[3, 0] = np.nan
+    kern = make_kernel("rbf", gamma=GAMMA)
+    with pytest.raises(ValueError, match="not finite"):
+        GrowingGram.build(kern, X, dtype=np.float64, rows=4)

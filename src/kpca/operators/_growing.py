@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._config import get_config
-from .._parallel import matmul_rows, run_blocks
+from .._parallel import blas_threads, matmul_rows, run_blocks
+from ..kernels import Kernel
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
@@ -179,6 +180,129 @@ class GrowingGram(KernelOperator):
         self.diag_k = np.concatenate([self.diag_k, diag])
         self.shape = (N, N)
         return Tb
+
+    @classmethod
+    def build(cls, kernel: Kernel, X: np.ndarray, *, dtype, rows: int,
+              n_jobs: int | None = None, probe: np.ndarray | None = None,
+              center: bool = False) -> tuple[GrowingGram, np.ndarray | None]:
+        """The matrix of all rows of ``X`` at once (a batch fit): one sweep.
+
+        Block rows of ``rows`` rows are evaluated in cache-sized chunks on worker
+        threads, and each chunk's row and column sums (float64) and its products with
+        ``probe`` are made while it is in cache -- the construction pass of
+        :class:`TiledKernelOperator`, not :meth:`append`'s three reads of every new
+        block. The values are stored unshifted (``a = 0``: for kernels bounded by their
+        constant diagonal, the centred values have the scale of the raw ones, as the
+        tiled operator relies on too); with ``center``, shifted afterwards to the
+        exact centring (``a = r / N - g / 2``: ``T = K~``), one more sweep, for
+        kernels with a large constant part (linear, polynomial).
+
+        Parameters
+        ----------
+        kernel : Kernel
+            A resolved vector kernel.
+        X : ndarray of shape (N, d)
+        dtype : float32 or float64
+            Storage precision.
+        rows : int
+            Rows per block row (those of a stream of batches of ``rows`` rows).
+        n_jobs : int or None
+        probe : ndarray of shape (N, p), optional
+        center : bool, default=False
+
+        Returns
+        -------
+        gram : GrowingGram
+        TP : ndarray of shape (N, p) or None
+            ``T @ probe`` for the stored ``T`` (float64), or None without a probe.
+        """
+        # the sweep runs on worker threads, one BLAS thread each; the small products
+        # between block rows on this thread's one: BLAS threads woken for them would
+        # spin against the next block row's workers (as in KernelPCA's tiled fit)
+        with blas_threads(1):
+            return cls._build(kernel, X, dtype, rows, n_jobs, probe, center)
+
+    @classmethod
+    def _build(cls, kernel: Kernel, X: np.ndarray, dtype, rows: int, n_jobs: int | None,
+               probe: np.ndarray | None, center: bool
+               ) -> tuple[GrowingGram, np.ndarray | None]:
+        N = X.shape[0]
+        gram = cls(dtype, n_jobs)
+        dtype = gram.dtype
+        prep = kernel.prepare(X, dtype)
+        P = None if probe is None else np.ascontiguousarray(probe, dtype=dtype)
+        TP = None if probe is None else np.zeros((N, probe.shape[1]))
+        sums = np.zeros(N)  # K 1, accumulated in float64
+        diag_k = np.empty(N)
+        workers = n_threads(n_jobs)
+        diag_value = kernel.constant_diag
+        for s in range(0, N, rows):
+            e = min(N, s + rows)
+            T = np.empty((e - s, e), dtype=dtype)
+            X_rows = kernel.prepare_rows(X[s:e], prep)
+            step = int(max(8, get_config()["growing_piece_bytes"] // max(1, e * T.itemsize)))
+            chunks = list(range(0, e - s, step))
+            groups = [chunks[w::workers] for w in range(min(workers, len(chunks)))]
+
+            def work(group: list[int], s=s, e=e, T=T, X_rows=X_rows, step=step):
+                # column sums and T_bn^T P of this worker's chunks (summed in a fixed
+                # order below); the chunks' own rows are written in place
+                col = np.zeros(s)
+                acc = None if P is None else np.zeros((s, P.shape[1]))
+                for a0 in group:
+                    a1 = min(e - s, a0 + step)
+                    blk = T[a0:a1]
+                    kernel.block_prepared(X_rows[a0:a1], prep[:e], out=blk)
+                    if diag_value is not None:
+                        i = np.arange(a0, a1)
+                        blk[i - a0, s + i] = diag_value
+                    sums[s + a0 : s + a1] += blk.sum(axis=1, dtype=np.float64)
+                    col += blk[:, :s].sum(axis=0, dtype=np.float64)
+                    if P is not None:
+                        TP[s + a0 : s + a1] += blk[:, :s] @ P[:s]
+                        acc += blk[:, :s].T @ P[s + a0 : s + a1]
+                return col, acc
+
+            for col, acc in run_blocks(work, groups, len(groups)):
+                sums[:s] += col
+                if acc is not None:
+                    TP[:s] += acc
+            D = T[:, s:]
+            D += D.T.copy()  # exactly symmetric, whatever the rounding order
+            D *= 0.5
+            diag_k[s:e] = np.diagonal(D)
+            if P is not None:
+                TP[s:e] += D @ P[s:e]
+            gram.blocks.append((s, T))
+        if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
+            raise ValueError(
+                "the kernel values are not finite (overflow): check the kernel parameters "
+                "(degree, gamma, coef0) or scale the data."
+            )
+        gram.row_sums, gram.diag_k, gram.shape = sums, diag_k, (N, N)
+        gram.shift = np.zeros(N)
+        if center:
+            a = sums / N - sums.sum() / (2.0 * N * N)
+            gram._shift_by(a, workers)
+            if TP is not None:  # (T - a 1^T - 1 a^T) P
+                TP -= np.outer(a, probe.sum(axis=0)) + (a @ probe)[None, :]
+        return gram, TP
+
+    def _shift_by(self, a: np.ndarray, workers: int) -> None:
+        """``T -= a 1^T + 1 a^T`` in place (``a`` added to the stored shift)."""
+        a_cast = a.astype(self.dtype)
+
+        def work(block: tuple[int, np.ndarray]) -> None:
+            # a_i + a_j in one subtraction, a few rows at a time: the diagonal blocks
+            # stay exactly symmetric (the sum commutes; two subtractions would not)
+            r0, T = block
+            step = max(1, get_config()["growing_piece_bytes"] // max(1, T[0].nbytes))
+            for i in range(0, T.shape[0], step):
+                rows = T[i : i + step]
+                rows -= a_cast[r0 + i : r0 + i + rows.shape[0], None] + a_cast[None, : T.shape[1]]
+
+        run_blocks(work, self.blocks, workers)
+        self.shift = self.shift + a
 
     def copy(self) -> GrowingGram:
         """A new object sharing the stored blocks: they are never written after being
