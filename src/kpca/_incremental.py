@@ -554,23 +554,22 @@ n_features)
             gram, _ = self._whole_gram(kernel, X_old, self._storage(X_old, n, kernel, None))
             logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", n)
         dtype = self._storage(X, N, kernel, gram)
-        # the new kernel values, evaluated in the storage precision (as a batch fit's)
-        # (GrowingGram.append checks that they are finite)
-        B = kernel_rows(kernel, Xb, X, dtype=dtype, n_jobs=self.n_jobs, diag_start=n)
         t_old = gram.shifted_row_sums()
         gram = gram.copy()  # the model is unchanged until the update succeeds
         if gram.dtype != dtype:
             gram = gram.astype(dtype)
         tol = default_rtol(self.tol, dtype)
+        V = None if batch else state["ritz_vectors_"]
+        # the new kernel values, evaluated in the storage precision (as a batch fit's),
+        # and T_bn V; checked to be finite before anything is stored
+        Tb, TbV = self._append(gram, kernel, X[n:], X, V)
         if batch:
-            gram.append(B)
             # (guard pairs only for a stream that goes on with updates)
             values, vectors, products, passes, ok = self._batch_solve(
                 gram, X, kernel, k, m if rule == "krylov" else min(k, m), rule)
         else:
-            V = state["ritz_vectors_"]
             TV = np.empty((N, V.shape[1]))
-            Tb = gram.append(B, V, out=TV[n:])  # and T_bn V
+            TV[n:] = TbV
             # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
             TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
             t = gram.shifted_row_sums()
@@ -607,6 +606,21 @@ n_features)
         landmarks = start_landmarks(N, True, kernel.rank_bound(X.shape[1]))
         return nystrom_start(kernel, X, b, center=True,
                              n_landmarks=landmarks, random_state=0, n_jobs=self.n_jobs)
+
+    def _append(self, gram: GrowingGram, kernel: Kernel, Xb, X, V: np.ndarray | None):
+        """Add the batch ``Xb`` (the last rows of ``X``) to ``gram``; returns the new
+        block row as stored and ``T_bn V`` (None without ``V``). Kernels bounded by a
+        constant diagonal are evaluated, summed and multiplied in one sweep
+        (:meth:`GrowingGram.append_kernel`); the others are evaluated, then shifted
+        (:meth:`GrowingGram.append`: their constant part would cancel in float32)."""
+        if kernel.constant_diag is not None:
+            return gram.append_kernel(kernel, Xb, X, V)
+        B = kernel_rows(kernel, Xb, X, dtype=gram.dtype, n_jobs=self.n_jobs,
+                        diag_start=gram.n)
+        if V is None:
+            return gram.append(B), None
+        TbV = np.empty((Xb.shape[0], V.shape[1]))
+        return gram.append(B, V, out=TbV), TbV
 
     def _batch_solve(self, gram: GrowingGram, X, kernel: Kernel, k: int, m: int, rule: str,
                      start: tuple[np.ndarray, np.ndarray] | None = None):

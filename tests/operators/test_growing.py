@@ -357,3 +357,57 @@ def test_build_of_a_non_finite_kernel_raises():
     kern = make_kernel("rbf", gamma=GAMMA)
     with pytest.raises(ValueError, match="not finite"):
         GrowingGram.build(kern, X, dtype=np.float64, rows=4)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sizes", list(SIZES.values()), ids=list(SIZES))
+@pytest.mark.parametrize("first", ["append", "append_kernel"])
+def test_append_kernel_equals_the_dense_matrix(sizes, first, dtype, block_rows):
+    """append_kernel (evaluation, sums and T_bn V in one sweep, the new rows unshifted)
+    after shifted appends or not: the stored matrix is K shifted by the operator's own
+    shift, the sums are K's, T_bn V is the product with the stored new rows."""
+    from kpca.kernels import make_kernel
+
+    X = _rows(sum(sizes))
+    kern = make_kernel("rbf", gamma=GAMMA)
+    K = rbf_kernel(X, gamma=GAMMA)
+    gram = GrowingGram(dtype)
+    n = 0
+    for i, b in enumerate(sizes):
+        V = np.random.default_rng(i).normal(size=(n, 3))
+        if i == 0 and first == "append":  # a shifted first block row (a != 0)
+            Tb, TbV = gram.append(np.array(K[:b, :b], dtype=dtype)), None
+        else:
+            Tb, TbV = gram.append_kernel(kern, X[n : n + b], X[: n + b], V)
+        n += b
+        T = K[:n, :n] - gram.shift[:, None] - gram.shift[None, :]
+        tol = TOL[dtype]
+        np.testing.assert_allclose(Tb, T[n - b :], rtol=0, atol=tol)
+        if TbV is not None:
+            np.testing.assert_allclose(TbV, Tb[:, : n - b].astype(np.float64) @ V, rtol=0,
+                                       atol=tol * max(1.0, np.abs(V).sum(axis=0).max()))
+    np.testing.assert_array_equal(gram.shift[sizes[0]:], 0)
+    if first == "append_kernel":
+        np.testing.assert_array_equal(gram.shift, 0)
+    np.testing.assert_allclose(gram.to_dense(), T, rtol=0, atol=TOL[dtype])
+    np.testing.assert_allclose(gram.row_sums, K.sum(axis=1), rtol=0, atol=n * TOL[dtype])
+    np.testing.assert_allclose(gram.diag_k, 1.0, rtol=0, atol=0)
+    op = CenteredOperator(gram, gram.centering())
+    np.testing.assert_allclose(op.to_dense(), _H(n) @ K @ _H(n), rtol=0, atol=10 * TOL[dtype])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the inf row's arithmetic
+def test_append_kernel_of_a_non_finite_batch_raises_and_stores_nothing():
+    from kpca.kernels import make_kernel
+
+    X = _rows(12)
+    kern = make_kernel("rbf", gamma=GAMMA)
+    gram = GrowingGram()
+    gram.append_kernel(kern, X[:8], X[:8])
+    before = gram.to_dense().copy()
+    Y = X.copy()
+    Y[9, 1] = np.inf
+    with pytest.raises(ValueError, match="not finite"):
+        gram.append_kernel(kern, Y[8:], Y)
+    assert gram.shape == (8, 8)
+    np.testing.assert_array_equal(gram.to_dense(), before)

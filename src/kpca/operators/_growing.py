@@ -165,7 +165,60 @@ class GrowingGram(KernelOperator):
             for part in parts:
                 probe_out[:n] += part
             probe_out[n:] += D @ Ps[n:]
-        Tb = B
+        self._store(B, shift, row_sums, diag)
+        return B
+
+    def append_kernel(self, kernel: Kernel, X_new, X_all, V: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Add the rows ``X_new`` (the last rows of ``X_all``), evaluating their kernel
+        values here: :meth:`append` in one sweep.
+
+        Each cache-sized chunk of the new block row is evaluated, summed and
+        multiplied (``T_bn V``) while it is in cache, on worker threads. The new rows'
+        shift is 0 (the values are stored as evaluated, minus the old rows' shifts),
+        for kernels bounded by their constant diagonal, whose centred values have the
+        scale of the raw ones (as :meth:`build`); others take :meth:`append`.
+
+        Returns
+        -------
+        Tb : ndarray of shape (b, n + b)
+            The new rows as stored.
+        TbV : ndarray of shape (b, q) or None
+            ``T_bn V`` (float64), without ``V``: None.
+
+        Raises
+        ------
+        ValueError
+            If a kernel value is not finite; nothing is stored then.
+        """
+        n = self.n
+        b, N = X_new.shape[0], X_all.shape[0]
+        if N != n + b:
+            raise ValueError(f"append_kernel: expected {n + b} rows in all, got {N}")
+        prep = kernel.prepare(X_all, self.dtype)
+        P = None if V is None else np.ascontiguousarray(V, dtype=self.dtype)
+        shift = self.shift if np.any(self.shift) else None
+        Tb, new_sums, col_sums, TbV, _ = _block_row(
+            kernel, kernel.prepare_rows(X_new, prep), prep, n, N, self.dtype,
+            n_threads(self.n_jobs), P, shift)
+        if not (np.all(np.isfinite(new_sums)) and (TbV is None or np.all(np.isfinite(TbV)))):
+            raise ValueError(
+                "the kernel values of this batch are not finite (overflow): check the "
+                "kernel parameters (degree, gamma, coef0) or scale the data."
+            )
+        # K 1 from T 1: the new rows' shift is 0, the old rows' a_j were subtracted
+        row_sums = np.concatenate([self.row_sums + col_sums + b * self.shift,
+                                   new_sums + self.shift.sum()])
+        self._store(Tb, np.concatenate([self.shift, np.zeros(b)]), row_sums,
+                    np.diagonal(Tb[:, n:]).astype(np.float64))
+        return Tb, TbV
+
+    def _store(self, Tb: np.ndarray, shift: np.ndarray, row_sums: np.ndarray,
+               diag: np.ndarray) -> None:
+        """Keep the new block row ``Tb`` (merged into a short last block row) and the
+        grown bookkeeping."""
+        n = self.n
+        b, N = Tb.shape
         if self.blocks and self.blocks[-1][1].shape[0] < get_config()["growing_min_block_rows"]:
             r0, T = self.blocks.pop()
             merged = np.empty((T.shape[0] + b, N), dtype=self.dtype)
@@ -179,7 +232,6 @@ class GrowingGram(KernelOperator):
         self.row_sums = row_sums
         self.diag_k = np.concatenate([self.diag_k, diag])
         self.shape = (N, N)
-        return Tb
 
     @classmethod
     def build(cls, kernel: Kernel, X: np.ndarray, *, dtype, rows: int,
@@ -235,44 +287,16 @@ class GrowingGram(KernelOperator):
         sums = np.zeros(N)  # K 1, accumulated in float64
         diag_k = np.empty(N)
         workers = n_threads(n_jobs)
-        diag_value = kernel.constant_diag
         for s in range(0, N, rows):
             e = min(N, s + rows)
-            T = np.empty((e - s, e), dtype=dtype)
-            X_rows = kernel.prepare_rows(X[s:e], prep)
-            step = int(max(8, get_config()["growing_piece_bytes"] // max(1, e * T.itemsize)))
-            chunks = list(range(0, e - s, step))
-            groups = [chunks[w::workers] for w in range(min(workers, len(chunks)))]
-
-            def work(group: list[int], s=s, e=e, T=T, X_rows=X_rows, step=step):
-                # column sums and T_bn^T P of this worker's chunks (summed in a fixed
-                # order below); the chunks' own rows are written in place
-                col = np.zeros(s)
-                acc = None if P is None else np.zeros((s, P.shape[1]))
-                for a0 in group:
-                    a1 = min(e - s, a0 + step)
-                    blk = T[a0:a1]
-                    kernel.block_prepared(X_rows[a0:a1], prep[:e], out=blk)
-                    if diag_value is not None:
-                        i = np.arange(a0, a1)
-                        blk[i - a0, s + i] = diag_value
-                    sums[s + a0 : s + a1] += blk.sum(axis=1, dtype=np.float64)
-                    col += blk[:, :s].sum(axis=0, dtype=np.float64)
-                    if P is not None:
-                        TP[s + a0 : s + a1] += blk[:, :s] @ P[:s]
-                        acc += blk[:, :s].T @ P[s + a0 : s + a1]
-                return col, acc
-
-            for col, acc in run_blocks(work, groups, len(groups)):
-                sums[:s] += col
-                if acc is not None:
-                    TP[:s] += acc
-            D = T[:, s:]
-            D += D.T.copy()  # exactly symmetric, whatever the rounding order
-            D *= 0.5
-            diag_k[s:e] = np.diagonal(D)
+            T, row, col, TPr, TPc = _block_row(kernel, kernel.prepare_rows(X[s:e], prep), prep,
+                                               s, e, dtype, workers, P, transposed=True)
+            sums[:s] += col
+            sums[s:e] = row
+            diag_k[s:e] = np.diagonal(T[:, s:])
             if P is not None:
-                TP[s:e] += D @ P[s:e]
+                TP[s:e] = TPr + T[:, s:] @ P[s:e]
+                TP[:s] += TPc
             gram.blocks.append((s, T))
         if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
             raise ValueError(
@@ -406,6 +430,75 @@ class GrowingGram(KernelOperator):
             A[r0:r1, :r1] = T
             A[:r0, r0:r1] = T[:, :r0].T
         return A
+
+
+def _block_row(kernel: Kernel, X_rows, prep, s: int, e: int, dtype: np.dtype, workers: int,
+               P: np.ndarray | None = None, shift: np.ndarray | None = None,
+               transposed: bool = False):
+    """Rows ``s:e`` of the kernel matrix against columns ``0:e`` (a new block row),
+    evaluated in cache-sized chunks on worker threads; each chunk's float64 sums and
+    products are made while it is in cache, then the diagonal block is made exactly
+    symmetric.
+
+    Parameters
+    ----------
+    X_rows : the rows ``s:e`` prepared (``kernel.prepare_rows``)
+    prep : the columns ``0:`` prepared (``kernel.prepare``; at least ``e`` of them)
+    P : ndarray of shape (>= s, p), optional, in ``dtype``
+        The block row's old columns' products ``T[:, :s] @ P[:s]`` and (with
+        ``transposed``) ``T[:, :s]^T @ P[s:e]``.
+    shift : ndarray of shape (s,), optional
+        The old rows' shifts, subtracted from their columns (the new rows' own is 0).
+
+    Returns
+    -------
+    T : ndarray of shape (e - s, e), the stored block row
+    row_sums : ndarray of shape (e - s,), ``T 1`` over the block row (float64)
+    col_sums : ndarray of shape (s,), ``T[:, :s]^T 1`` (float64)
+    TP_rows : ndarray of shape (e - s, p) or None
+    TP_cols : ndarray of shape (s, p) or None (with ``transposed``)
+    """
+    T = np.empty((e - s, e), dtype=dtype)
+    step = int(max(8, get_config()["growing_piece_bytes"] // max(1, e * T.itemsize)))
+    chunks = list(range(0, e - s, step))
+    groups = [chunks[w::workers] for w in range(min(workers, len(chunks)))]
+    rows = np.empty(e - s)
+    TP_rows = None if P is None else np.empty((e - s, P.shape[1]))
+    diag_value = kernel.constant_diag
+    shift_cast = None if shift is None else shift.astype(dtype)
+
+    def work(group: list[int]):
+        # column sums and T^T P of this worker's chunks (summed in a fixed order
+        # below); the chunks' own rows are written in place
+        col = np.zeros(s)
+        acc = np.zeros((s, P.shape[1])) if transposed and P is not None else None
+        for a0 in group:
+            a1 = min(e - s, a0 + step)
+            blk = T[a0:a1]
+            kernel.block_prepared(X_rows[a0:a1], prep[:e], out=blk)
+            if diag_value is not None:
+                i = np.arange(a0, a1)
+                blk[i - a0, s + i] = diag_value
+            if shift_cast is not None:
+                blk[:, :s] -= shift_cast[None, :]
+            rows[a0:a1] = blk.sum(axis=1, dtype=np.float64)
+            col += blk[:, :s].sum(axis=0, dtype=np.float64)
+            if P is not None:
+                TP_rows[a0:a1] = blk[:, :s] @ P[:s]
+            if acc is not None:
+                acc += blk[:, :s].T @ P[s + a0 : s + a1]
+        return col, acc
+
+    col_sums = np.zeros(s)
+    TP_cols = np.zeros((s, P.shape[1])) if transposed and P is not None else None
+    for col, acc in run_blocks(work, groups, len(groups)):
+        col_sums += col
+        if acc is not None:
+            TP_cols += acc
+    D = T[:, s:]
+    D += D.T.copy()  # exactly symmetric, whatever the rounding order
+    D *= 0.5
+    return T, rows, col_sums, TP_rows, TP_cols
 
 
 class NewColumns:
