@@ -175,97 +175,6 @@ _register("blas_flops_per_thread", Setting(
     "point, so a thread is added only where its share of the work is at least as long.",
     int, low=1))
 
-# --- operators: the growing kernel matrix of IncrementalKernelPCA (operators/_growing.py)
-_register("growing_min_block_rows", Setting(
-    256,
-    "A stored block row of IncrementalKernelPCA's kernel matrix shorter than this "
-    "absorbs the next batch instead of starting a new one. Rule: a product pays a "
-    "fixed cost per block row (a Python-level call, a thread hand-off: ~10 us); a "
-    "stream of single rows must not make thousands of block rows, while merging copies "
-    "the short block row (at most this many rows x n values) once per batch.",
-    int, 1))
-_register("growing_piece_bytes", Setting(
-    2 * 2**20,
-    "Bytes of one piece of a block row in a product with the growing kernel matrix: "
-    "the piece is read twice (T V and T^T V), the second time from cache. Rule: about "
-    "a core's L2 cache on the x86-64 parts kpca targets (1-2 MB), and large enough "
-    "(>= 256 columns) that the per-piece call overhead stays below 1 % of its flops.",
-    int, 1))
-
-# --- solvers: bringing eigenpairs up to date (solvers/_update.py)
-_register("update_max_passes", Setting(
-    60,
-    "Refinement passes an incremental update makes at most before it warns "
-    "(ConvergenceWarning). Rule: a refinement pass multiplies the residual by about "
-    "mu_(m+1) / mu_k (m kept pairs); 60 passes reach any tolerance down to float64 "
-    "round-off for ratios up to 0.5, so only a stalled update (round-off of the stored "
-    "matrix) stops here.",
-    int, 1))
-_register("update_max_blocks", Setting(
-    8,
-    "An update's refinement basis restarts from its Ritz vectors once it holds more "
-    "than (this + 1) x m columns (m kept pairs). Rule: the basis and its products cost "
-    "2 N columns of float64 each; the restart caps that at ~18 m columns (1.6 MB per "
-    "1,000 rows at m = 40) while keeping every direction of the last passes.",
-    int, 1))
-
-# --- estimators: IncrementalKernelPCA (_incremental.py)
-_register("incremental_landmarks", Setting(
-    1000,
-    "Landmarks of IncrementalKernelPCA's bounded mode when max_rows is not given. "
-    "Rule: the mode keeps L x L float64 statistics (8 MB at L = 1000) and re-whitens "
-    "them in O(L^3) flops per batch (1e9); its top eigenvalues are those of Nystrom "
-    "KPCA on L landmarks, within ~1-2 % on the benchmark's 20-dimensional data "
-    "(docs/scaling.md).",
-    int, 2))
-_register("incremental_outlier_sample", Setting(
-    2000,
-    "Rows of the uniform sample (a reservoir) that sets the bounded mode's outlier "
-    "cut-offs. Rule: a quantile at contamination c estimated from R rows has a "
-    "standard error of sqrt(c (1 - c) / R): 0.7 % at c = 0.1, R = 2000.",
-    int, 1))
-_register("incremental_swap_threshold", Setting(
-    0.01,
-    "In the bounded mode, a row whose squared distance to the landmarks' span exceeds "
-    "this fraction of k(x, x) is a candidate landmark. Rule: 1 % of a row's feature "
-    "norm is the Nystrom error that matters at the top eigenvalues (a 1 % target).",
-    float, 0.0))
-_register("incremental_swap_margin", Setting(
-    10.0,
-    "A candidate replaces a landmark only when its residual is this many times the "
-    "landmark's own residual against the others (the swap enlarges det K_ZZ by that "
-    "factor). Rule: a margin against churn: on a stationary stream most rows are about "
-    "as far from the span as the most redundant landmark, and every swap gives the "
-    "earlier rows only their Nystrom projection on the new landmark.",
-    float, 1.0))
-_register("incremental_max_swap_fraction", Setting(
-    0.05,
-    "At most this fraction of the landmarks is swapped per batch (bounded mode). Rule: "
-    "a bound on the statistics' projection error a single batch can cause.",
-    float, 0.0))
-_register("incremental_rebuild_rows", Setting(
-    1024,
-    "Rows per block row when IncrementalKernelPCA evaluates a loaded model's kernel "
-    "matrix (its first update; a batch fit uses batch_size rows, as its stream would). "
-    "Rule: a block row of r rows keeps its whole r x r diagonal block (r^2 / 2 values "
-    "above the half that is needed) and holds r N new values in flight; r = 1024 keeps "
-    "both below 1/8 of the stored half from 8,000 rows on, with block rows long enough "
-    "that a product's per-call costs vanish.",
-    int, 1))
-_register("incremental_guard_factor", Setting(
-    2.0,
-    "Ritz pairs IncrementalKernelPCA keeps beyond n_components: guard_factor x k + "
-    "guard_extra. Rule: an update's first, pass-free step converges at the rate "
-    "mu_(m+1) / mu_k of the m kept pairs, and a spectrum's eigenvalues come in "
-    "clusters up to a few times k wide; kept pairs cost O(N m) memory and O(N b m) "
-    "flops per batch, no pass.",
-    float, 0.0))
-_register("incremental_guard_extra", Setting(
-    10,
-    "See incremental_guard_factor (the constant term of the guard pairs).",
-    int, 0))
-
-
 # kernels
 _register("native_rbf_max_features", Setting(
     64,
@@ -361,6 +270,26 @@ _register("device_tile_bytes", Setting(
     "Rule: a cost model. A GPU runs near its peak only on launches of millions of "
     "values (tens of thousands of lanes); 128 MiB (32 million float32 values) keeps each "
     "launch large and is small next to the device memory that K takes.",
+    low=1))
+
+_register("growing_min_block_rows", Setting(
+    256,
+    "A stored block row of IncrementalKernelPCA's kernel matrix shorter than this "
+    "absorbs the next batch instead of starting a new one (operators/_growing.py). "
+    "Rule: a cost model. A product pays a fixed cost per block row (a Python-level "
+    "call, a thread hand-off, ~10 us); a stream of single rows must not make thousands "
+    "of block rows, while merging copies the short block row (at most this many rows "
+    "x n values) once per batch.",
+    low=1))
+_register("growing_piece_bytes", Setting(
+    2 * MiB,
+    "Bytes of one piece of a block row in a product with IncrementalKernelPCA's kernel "
+    "matrix, and of one chunk of a block row while it is evaluated, summed and "
+    "multiplied. "
+    "Rule: cache. The piece is read twice (T V and T^T V), the second time from cache: "
+    "about a core's L2 (1-2 MiB on current server cores) or its share of the last "
+    "level, and wide enough (>= 256 columns) that a call's overhead is below 1 % of "
+    "its flops.",
     low=1))
 
 # solvers
@@ -478,6 +407,24 @@ _register("narrow_block_rows", Setting(
     "1.2 GFLOP: 4x).",
     low=0))
 
+_register("update_max_passes", Setting(
+    60,
+    "Refinement passes an incremental update (solvers/_update.py) makes at most before "
+    "it stops and IncrementalKernelPCA warns (ConvergenceWarning). "
+    "Rule: a numerical bound. A refinement pass multiplies the residual by about "
+    "mu_(m+1) / mu_k (m kept pairs): 60 passes reach float64 round-off from any start "
+    "for ratios up to 0.5, so only an update stalled at the round-off of the stored "
+    "matrix stops here.",
+    low=0))
+_register("update_max_blocks", Setting(
+    8,
+    "An incremental update's refinement basis restarts from its Ritz vectors once it "
+    "holds more than (this + 1) x m columns (m kept pairs). "
+    "Rule: memory. The basis and its products are 2 N float64 columns each; the "
+    "restart caps them at about 18 m columns (2.9 MB per 1,000 rows at m = 40) and "
+    "keeps every direction of the last passes.",
+    low=1))
+
 # estimators, subspace and pre-images
 _register("min_block_bytes", Setting(
     64 * 2**10,
@@ -510,6 +457,68 @@ _register("fixed_point_chunk_rows", Setting(
     "make each step's products large (2,048 x the column block) while the chunk's "
     "state (a few 2,048 x d arrays) stays in cache.",
     low=1))
+
+_register("incremental_landmarks", Setting(
+    1000,
+    "Landmarks of IncrementalKernelPCA's bounded mode when max_rows is not given. "
+    "Rule: a cost model. The mode keeps L x L float64 statistics (8 MB at L = 1000) "
+    "and re-whitens them in O(L^3) flops per batch (1e9 at L = 1000); its top "
+    "eigenvalues are those of Nystrom KPCA on L landmarks (docs/scaling.md).",
+    low=2))
+_register("incremental_outlier_sample", Setting(
+    2000,
+    "Rows of the uniform sample (a reservoir of the stream) that sets the bounded "
+    "mode's outlier cut-offs. "
+    "Rule: a statistical bound. A quantile at contamination c estimated from R rows "
+    "has a standard error of sqrt(c (1 - c) / R): 0.7 % at c = 0.1 and R = 2000.",
+    low=1))
+_register("incremental_swap_threshold", Setting(
+    0.01,
+    "In the bounded mode, a row whose squared distance to the landmarks' span exceeds "
+    "this fraction of k(x, x) is a candidate landmark. "
+    "Rule: a numerical bound. A Nystrom error of 1 % of a row's feature norm is what "
+    "the top eigenvalues of the bounded mode can afford (a 1 % accuracy target).",
+    kind=float, low=0.0))
+_register("incremental_swap_margin", Setting(
+    10.0,
+    "A candidate replaces a landmark only where its residual is this many times the "
+    "landmark's own residual against the others (the swap enlarges det K_ZZ by that "
+    "factor). "
+    "Rule: a margin against churn. On a stationary stream most rows are about as far "
+    "from the landmarks' span as the most redundant landmark is from the others, and "
+    "every swap gives the rows seen before it only their Nystrom projection on the new "
+    "landmark.",
+    kind=float, low=1.0))
+_register("incremental_max_swap_fraction", Setting(
+    0.05,
+    "At most this fraction of the landmarks is swapped per batch (bounded mode). "
+    "Rule: a numerical bound on the projection error that one batch can bring into the "
+    "statistics of the rows seen before it.",
+    kind=float, low=0.0))
+_register("incremental_rebuild_rows", Setting(
+    1024,
+    "Rows per block row when IncrementalKernelPCA evaluates a loaded model's kernel "
+    "matrix (its first update; a batch fit uses batch_size rows, as its stream would). "
+    "Rule: memory and a cost model. A block row of r rows keeps its whole r x r "
+    "diagonal block (r^2 / 2 values above the half that is needed) and holds r N new "
+    "values in flight; r = 1024 keeps both below 1/8 of the stored half from 8,000 "
+    "rows on, with block rows long enough that a product's per-call costs vanish.",
+    low=1))
+_register("incremental_guard_factor", Setting(
+    2.0,
+    "Ritz pairs IncrementalKernelPCA keeps beyond n_components k: guard_factor * k + "
+    "incremental_guard_extra (30 at k = 10). "
+    "Rule: a cost model. An update's pass-free first step converges at the rate "
+    "mu_(m+1) / mu_k of the m kept pairs, and spectra come in clusters up to a few "
+    "times k wide (the isotropic Gaussian's first level: d pairs); kept pairs cost "
+    "O(N m) memory and O(N b m) flops per batch, no pass.",
+    kind=float, low=0.0))
+_register("incremental_guard_extra", Setting(
+    10,
+    "The constant term of the guard pairs (see incremental_guard_factor). "
+    "Rule: a cost model, with incremental_guard_factor: a few pairs beyond any "
+    "cluster's edge even at small k, for O(N) memory each.",
+    low=0))
 
 # robust
 _register("anova_block_bytes", Setting(
