@@ -922,9 +922,11 @@ def test_small_problems_decompose_the_stored_matrix():
 # ----------------------------------------------------------------------------- at once
 # ``fit`` on rows in memory is a batch fit (KernelPCA's solver on the kernel matrix
 # evaluated once, plus the guard pairs the next update starts from); the benchmark's
-# data (d = 20, RBF, k = 10) on 600-700 rows take the same code paths as at 6,500-10,500
+# data (d = 20, RBF, k = 10) on 600-800 rows take the same code paths as at 6,500-10,500
 # rows: block Lanczos from a Nyström start for the fit (its basis of 192 columns covers
-# less than half the space), updates by extend_eigenpairs, float32 storage when asked
+# less than half the space), updates by extend_eigenpairs with batches of more than
+# 2m = 80 rows (the new rows' basis from K~_bn V, its K~_bb image and a random sketch,
+# as for 500-row batches), float32 storage when asked
 
 
 def _bench_rows(data, n, seed=0):
@@ -972,7 +974,7 @@ def assert_solves_dense(model, X, gamma, precision):
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 @pytest.mark.parametrize("data", ["gauss", "blobs"])
 def test_fit_at_once_is_kernel_pca_and_updates_continue_it(data, precision):
-    X, gamma = _bench_rows(data, 700)
+    X, gamma = _bench_rows(data, 800)
     T, _ = _bench_rows(data, 12, seed=1)
     model = IncrementalKernelPCA(10, gamma=gamma, precision=precision).fit(X[:600])
     assert model.n_samples_seen_ == 600 and model.mode_ == "exact"
@@ -989,7 +991,7 @@ def test_fit_at_once_is_kernel_pca_and_updates_continue_it(data, precision):
     assert_projections_equal(model.transform(T), sk.transform(T), separated(w, 10),
                              tol={"float64": 1e-8, "float32": 1e-4}[precision])
     # updates continue the fit: batch KPCA of every row seen after each
-    for s, e in [(600, 650), (650, 700)]:
+    for s, e in [(600, 700), (700, 800)]:
         model.partial_fit(X[s:e])
         assert model.n_samples_seen_ == e
         assert_solves_dense(model, X[:e], gamma, precision)
@@ -1013,3 +1015,18 @@ def test_fit_at_once_equals_the_stream_of_its_batches():
     at_once.partial_fit(nxt)
     streamed.partial_fit(nxt)
     assert at_once.n_passes_ <= streamed.n_passes_ + 1
+
+
+@pytest.mark.filterwarnings("error::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("data", ["gauss", "blobs"])
+def test_a_float32_stream_of_large_batches_is_kernel_pca_after_every_batch(data):
+    """The benchmark's streamed model on fewer rows: 150-row batches (more than 2m =
+    80: the sketch path of 500-row batches), float32 storage, each model against the
+    dense float64 eigendecomposition of the rows seen."""
+    X, gamma = _bench_rows(data, 750)
+    model = IncrementalKernelPCA(10, gamma=gamma, precision="float32")
+    for s in range(0, 750, 150):
+        model.partial_fit(X[s : s + 150])
+        assert model.gram_.dtype == np.float32
+        assert_solves_dense(model, X[: s + 150], gamma, "float32")
+    assert model.n_passes_ >= 1  # the last batches were updates with refinement passes

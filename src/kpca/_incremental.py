@@ -11,7 +11,9 @@ Two modes, as scikit-learn's ``IncrementalPCA`` has one:
   (:func:`kpca.solvers.extend_eigenpairs`): no pass over the old kernel values
   unless the residual test asks for one, and no ``O(n^3)`` work past the sizes
   where KernelPCA would itself solve a stored matrix with LAPACK or ARPACK (there
-  the stored values are solved the same way: faster than update passes).
+  the stored values are solved the same way: faster than update passes). ``fit``
+  on rows in memory is a batch fit: the kernel matrix evaluated once, KernelPCA's
+  solver for its size, plus the guard pairs the next update starts from.
 * **bounded**: a fixed number of landmark rows and the running mean and scatter
   of their kernel features -- streaming Nyström kernel PCA, with memory that stays
   flat however many rows arrive. Landmarks are swapped in when new rows lie far
@@ -102,8 +104,9 @@ class IncrementalKernelPCA(BaseKernelPCA):
     """Kernel PCA fitted incrementally, batch by batch (``partial_fit``).
 
     Follows :class:`sklearn.decomposition.IncrementalPCA`: ``partial_fit(X)`` adds
-    a batch, ``fit(X)`` starts afresh and feeds X in batches of ``batch_size`` rows,
-    ``n_samples_seen_`` counts the rows. Everything a fitted kpca model does
+    a batch, ``fit(X)`` starts afresh (a batch fit where the exact mode keeps every
+    row of X; else X is fed in batches of ``batch_size`` rows), ``n_samples_seen_``
+    counts the rows. Everything a fitted kpca model does
     (``transform``, ``inverse_transform``, ``denoise``, the outlier API,
     :func:`kpca.save`) works after any batch; a loaded model can be updated further.
 
@@ -122,8 +125,9 @@ class IncrementalKernelPCA(BaseKernelPCA):
     degree, coef0, kernel_params
         As :class:`kpca.KernelPCA`.
     batch_size : int or None, default=None
-        Rows per batch in ``fit`` (``None``: 500). ``partial_fit`` takes batches of
-        any size.
+        Rows per batch where ``fit`` streams its input (``None``: 500), the rows a gamma
+        heuristic sees, and the block rows of a batch fit's stored matrix (as a stream
+        of such batches would store it). ``partial_fit`` takes batches of any size.
     mode : {'auto', 'exact', 'bounded'}, default='auto'
         'exact' keeps every row and its kernel values and equals batch KPCA;
         'bounded' keeps ``max_rows`` landmarks (streaming Nyström KPCA); 'auto' is
@@ -170,7 +174,8 @@ class IncrementalKernelPCA(BaseKernelPCA):
     kernel_ : Kernel
     gamma_ : float
     n_passes_ : int
-        Passes over the stored kernel values made by the last update (exact mode).
+        Passes over the stored kernel values made by the last update, or by the
+        batch solve of ``fit`` or a first batch (exact mode).
     n_features_in_, feature_names_in_
         As every scikit-learn estimator.
 

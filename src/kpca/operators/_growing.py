@@ -7,10 +7,15 @@ and never moves the old ones. Small batches are merged into the last block row
 while it is short, so a stream of single rows does not become thousands of tiles.
 
 Stored values are *shifted*: ``T_ij = K_ij - a_i - a_j``, with ``a_i`` fixed when
-row ``i`` arrives (its row mean at that time, minus half the grand mean). Centring
-removes any such shift exactly (``H T H = H K H`` for ``H = I - 11^T/n``, whatever
-``a``), and the shifted values are close to the centred ones, so products with them
-lose little to cancellation (docs/math.md, "Incremental kernel PCA").
+row ``i`` arrives. Centring removes any such shift exactly (``H T H = H K H`` for
+``H = I - 11^T/n``, whatever ``a``). :meth:`GrowingGram.append` takes ``a_i`` = the
+row's mean at that time minus half the grand mean, so that the shifted values are
+close to the centred ones and products with them lose little to cancellation;
+:meth:`GrowingGram.append_kernel` and :meth:`GrowingGram.build` (kernels bounded by
+their constant diagonal, whose centred values have the scale of the raw ones) store
+``a_i = 0`` and evaluate, sum and multiply each block row in one sweep; ``build``
+with ``center`` shifts to the exact centring afterwards (docs/math.md, "Incremental
+kernel PCA").
 """
 
 from __future__ import annotations
