@@ -11,13 +11,14 @@ setup(
         Extension(
             "kpca.operators._tileprod",
             ["src/kpca/operators/_tileprod.c"],
-            depends=["src/kpca/operators/_tileprod_kernel.h", "src/kpca/_native.h"],
+            depends=["src/kpca/operators/_tileprod_kernel.h", "src/kpca/operators/_tileprod_undef.h",
+                     "src/kpca/_native.h", "src/kpca/_portable.h"],
             optional=True,
         ),
         Extension(
             "kpca.kernels._rbfexp",
             ["src/kpca/kernels/_rbfexp.c"],
-            depends=["src/kpca/_native.h"],
+            depends=["src/kpca/_native.h", "src/kpca/_portable.h"],
             optional=True,
         ),
     ]

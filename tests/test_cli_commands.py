@@ -331,3 +331,64 @@ def test_select_with_more_preimage_methods(capsys, files, toy):
     assert lib.table() in out and "| mds |" in out and "| ridge |" in out
     code, _, err = run(capsys, "select", files / "X.csv", "--preimages", "magic")
     clean_error(code, err, "magic")
+
+
+def test_info_without_a_model_describes_this_machine(capsys):
+    """``kpca info`` without MODEL: the versions of kpca and its core libraries, the
+    variant each compiled kernel runs (and why), the CPU features, the BLAS library
+    (threadpoolctl's view) and the default threads and memory budget, as text and as
+    JSON; each against an independent reading of the same fact."""
+    import json
+    import os
+    import platform
+
+    import scipy
+    import sklearn
+    from threadpoolctl import threadpool_info
+
+    from kpca import _native
+    from kpca.kernels import _standard
+    from kpca.operators import _tiled
+    from kpca.operators._gram import n_threads
+
+    code, out, err = run(capsys, "info", "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["versions"]["kpca"] == kpca.__version__
+    assert info["versions"]["numpy"] == np.__version__
+    assert info["versions"]["scipy"] == scipy.__version__
+    assert info["versions"]["scikit-learn"] == sklearn.__version__
+    native = info["native"]
+    assert native["KPCA_NATIVE"] == os.environ.get("KPCA_NATIVE")
+    for key, choice in (("tile_product", _tiled.NATIVE_VARIANT),
+                        ("rbf_block", _standard.NATIVE_RBF_VARIANT)):
+        assert native[key]["variant"] == (choice.variant or "numpy")
+        assert native[key]["available"] == list(choice.available)
+    if _tiled._tileprod_ext is not None:
+        assert native["tile_product"]["available"] == list(_tiled._tileprod_ext.variants())
+    assert info["cpu"]["machine"] == platform.machine()
+    if platform.machine() == "x86_64":
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split())
+        assert info["cpu"]["features"]["AVX2"] == ("avx2" in flags)
+        assert info["cpu"]["features"]["AVX512F"] == ("avx512f" in flags)
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert {lib["filepath"] for lib in blas} <= {lib["filepath"] for lib in info["blas"]}
+    assert info["resources"]["threads"] == n_threads(None)
+    assert 0 < info["resources"]["memory_limit"] <= info["resources"]["memory_available"]
+
+    code, text, err = run(capsys, "info")
+    assert code == 0, err
+    lines = text.splitlines()
+    assert lines[0].startswith(f"versions: kpca {kpca.__version__}, python "
+                               f"{platform.python_version()}, numpy {np.__version__}")
+    want = _tiled.NATIVE_VARIANT.variant or "numpy"
+    assert any(line.strip().startswith(f"stored-tile product: {want} (") for line in lines)
+    want = _standard.NATIVE_RBF_VARIANT.variant or "numpy"
+    assert any(line.strip().startswith(f"RBF block: {want} (") for line in lines)
+    assert any(line.startswith("blas: ") and blas[0]["filepath"] in line for line in lines)
+    assert f"{n_threads(None)} worker threads by default" in text
+    assert _native.ENV in text
+    # with a model, the model (as before)
+    code, _, err = run(capsys, "info", "missing.kpca")
+    assert code == 2 and "missing.kpca" in err

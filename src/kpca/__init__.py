@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _native  # noqa: F401 - reads KPCA_NATIVE once, at import (refuses a bad value)
 from ._config import config_context, get_config, set_config
 from ._version import __version__
 

@@ -210,8 +210,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "and standard deviation 1 before the kernel (fitted on each training "
                    "fold); the reconstruction errors are then in standardized units")
     p = command("info", _cmd_info, "describe a saved model: estimator, kernel, parameters, "
-                "eigenvalues, explained variance")
-    p.add_argument("model", metavar="MODEL", help="saved model file")
+                "eigenvalues, explained variance; without MODEL, what kpca runs with here: "
+                "versions, the compiled kernels' variant (KPCA_NATIVE), CPU features, BLAS, "
+                "cores and memory")
+    p.add_argument("model", metavar="MODEL", nargs="?", help="saved model file")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
     p = command("demo", _cmd_demo, "run the classic kernel PCA examples; write their figures, "
                 "tables and a report (report.md) into a folder")
@@ -405,6 +407,12 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    if args.model is None:  # this machine, not a model
+        from ._info import format_info, system_info
+
+        info = system_info()
+        print(json.dumps(info, indent=2) if args.json else format_info(info))
+        return EXIT_OK
     model = kio.load_model(args.model)
     est = kio.split_scaling(model)[1]
     name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)

@@ -1,6 +1,7 @@
 """The compiled RBF block (``_rbfexp.c``: exponent and exponential in one sweep)
 against float64 NumPy, its exponential against ``np.exp`` over the whole float32
-range, its refusals, and the dispatch of ``RBF.block_prepared`` to it."""
+range, its refusals, and the dispatch of ``RBF.block_prepared`` to it: each in every
+variant this CPU runs (avx512, avx2, portable; ``kpca._native``)."""
 
 import platform
 import shutil
@@ -13,31 +14,53 @@ from hypothesis import strategies as st
 
 import kpca
 import kpca.kernels._standard as standard
+from kpca import _native
 from kpca.kernels import RBF
 
-needs_native = pytest.mark.skipif(not standard.NATIVE_RBF,
-                                  reason="the compiled kernel is not built or no AVX-512")
 EPS = np.finfo(np.float32).eps
+#: the variants this CPU runs (none where the extension is not built)
+VARIANTS = standard._rbfexp_ext.variants() if standard._rbfexp_ext is not None else ()
+every_variant = pytest.mark.parametrize("variant", VARIANTS)
 
 
 def test_the_kernel_is_built_where_it_can_be():
     """On x86-64 Linux with a C compiler the optional extension must have been built
-    (a silent build failure would leave every RBF block on NumPy's two sweeps)."""
+    (a silent build failure would leave every RBF block on NumPy's two sweeps), with
+    the variants this CPU's flags allow, and the best of them runs by default."""
     if sys.platform == "linux" and platform.machine() == "x86_64" and shutil.which("cc"):
-        assert standard._rbfexp is not None
+        assert standard._rbfexp_ext is not None
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split())
+        expected = [v for v, need in (("avx512", {"avx512f", "fma"}), ("avx2", {"avx2", "fma"}),
+                                      ("portable", set())) if need <= flags]
+        assert list(VARIANTS) == expected
+        if _native.REQUEST == "auto":
+            assert standard.NATIVE_RBF_VARIANT.variant == expected[0]
+            assert standard._rbfexp.name == expected[0]
 
 
-def _block(A, B, clamp=False):
+@pytest.fixture
+def use(monkeypatch):
+    """``use(variant)``: RBF blocks go through that variant (or NumPy, for None)."""
+    def set_variant(variant):
+        fns = None if variant is None else _native.bind(standard._rbfexp_ext, variant)
+        monkeypatch.setattr(standard, "_rbfexp", fns)
+        monkeypatch.setattr(standard, "NATIVE_RBF", fns is not None)
+        return fns
+    return set_variant
+
+
+def _block(variant, A, B, clamp=False):
     out = np.empty((A.shape[0], B.shape[0]), np.float32)
-    standard._rbfexp.block(A, B, clamp, out)
+    _native.bind(standard._rbfexp_ext, variant).block(A, B, clamp, out)
     return out
 
 
-@needs_native
+@every_variant
 @settings(max_examples=60, deadline=None)
 @given(m=st.integers(0, 70), c=st.integers(0, 100), p=st.integers(1, 30),
        clamp=st.booleans(), seed=st.integers(0, 2**16))
-def test_block_against_float64(m, c, p, clamp, seed):
+def test_block_against_float64(variant, m, c, p, clamp, seed):
     """Every row and column remainder (4 rows, 16-column panels, 4 panels at a time)
     and any inner size: exp(A B^T) of the same float32 inputs in float64, within the
     float32 round-off of the dot products (at most p eps sum |a_k b_k|) and of exp."""
@@ -47,19 +70,19 @@ def test_block_against_float64(m, c, p, clamp, seed):
     A64, B64 = A.astype(np.float64), B.astype(np.float64)
     z = A64 @ B64.T
     ref = np.exp(np.minimum(z, 0) if clamp else z)
-    out = _block(A, B, clamp)
+    out = _block(variant, A, B, clamp)
     bound = p * EPS * (np.abs(A64) @ np.abs(B64).T) + 3 * EPS
     assert np.all(np.abs(out - ref) <= ref * bound + 1e-44)
 
 
-@needs_native
-def test_exp_over_the_float32_range():
+@every_variant
+def test_exp_over_the_float32_range(variant):
     """The exponential alone (A = [[1]]): a relative error below 2^-23 (so within 2
     ulp) of float64 ``exp`` from -87 to 88.7, gradual underflow below (to 0 under
     -104), inf above, NaN kept, and the clamp at 0 (which keeps NaN too)."""
     x = np.concatenate([np.linspace(-87.3, 88.7, 1_500_001),
                         np.linspace(-110.0, -87.3, 100_001)]).astype(np.float32)
-    out = _block(np.ones((1, 1), np.float32), x[:, None])[0]
+    out = _block(variant, np.ones((1, 1), np.float32), x[:, None])[0]
     ref = np.exp(x.astype(np.float64))
     normal = ref >= np.finfo(np.float32).tiny
     np.testing.assert_array_less(np.abs(out - ref)[normal] / ref[normal], EPS)
@@ -68,56 +91,57 @@ def test_exp_over_the_float32_range():
     assert np.all(out[x < -104] == 0)
     special = np.array([np.nan, -np.inf, np.inf, 89.0, 1e30, -1e30, 0.0, 3.0],
                        np.float32)
-    got = _block(np.ones((1, 1), np.float32), special[:, None])[0]
+    got = _block(variant, np.ones((1, 1), np.float32), special[:, None])[0]
     assert np.isnan(got[0]) and got[1] == 0 and np.isinf(got[2]) and np.isinf(got[3])
     assert np.isinf(got[4]) and got[5] == 0 and got[6] == 1
     np.testing.assert_allclose(got[7], np.exp(3.0), rtol=2 * EPS)
-    clamped = _block(np.ones((1, 1), np.float32), special[:, None], clamp=True)[0]
+    clamped = _block(variant, np.ones((1, 1), np.float32), special[:, None], clamp=True)[0]
     assert np.isnan(clamped[0]) and clamped[1] == 0
     assert np.all(clamped[[2, 3, 4, 6, 7]] == 1) and clamped[5] == 0
 
 
-@needs_native
-def test_refusals():
+@every_variant
+def test_refusals(variant):
+    block = _native.bind(standard._rbfexp_ext, variant).block
     A = np.ones((4, 3), np.float32)
     B = np.ones((5, 3), np.float32)
     out = np.empty((4, 5), np.float32)
     with pytest.raises(TypeError, match="float32"):
-        standard._rbfexp.block(A.astype(np.float64), B, False, out)
+        block(A.astype(np.float64), B, False, out)
     with pytest.raises(TypeError, match="float32"):
-        standard._rbfexp.block(A, B, False, out.astype(np.float64))
+        block(A, B, False, out.astype(np.float64))
     with pytest.raises(ValueError, match="3 columns"):
-        standard._rbfexp.block(A, np.ones((5, 2), np.float32), False, out)
+        block(A, np.ones((5, 2), np.float32), False, out)
     with pytest.raises(ValueError, match=r"shape \(4, 5\)"):
-        standard._rbfexp.block(A, B, False, np.empty((5, 4), np.float32))
+        block(A, B, False, np.empty((5, 4), np.float32))
     with pytest.raises(ValueError, match="contiguous"):
-        standard._rbfexp.block(A, B, False, np.empty((5, 4), np.float32).T)
+        block(A, B, False, np.empty((5, 4), np.float32).T)
     with pytest.raises(ValueError, match="shares memory"):
         M = np.ones((4, 4), np.float32)
-        standard._rbfexp.block(M[:, :3].copy(), M[:4, :3].copy(), False, M)  # fine
-        standard._rbfexp.block(M, M, False, M)
+        block(M[:, :3].copy(), M[:4, :3].copy(), False, M)  # fine
+        block(M, M, False, M)
     with pytest.raises(ValueError, match="not writable|read-only|readonly"):
         ro = np.empty((4, 5), np.float32)
         ro.flags.writeable = False
-        standard._rbfexp.block(A, B, False, ro)
+        block(A, B, False, ro)
 
 
-@needs_native
+@every_variant
 @pytest.mark.parametrize("clamp_rows", [False, True])
-def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
+def test_block_prepared_uses_it_for_float32(monkeypatch, use, variant, clamp_rows):
     """RBF blocks of float32 rows and columns (prepared or not, with ``out`` given or
     not) go to the compiled kernel; they agree with the per-pair formula, as NumPy's
     two sweeps do; float64 blocks and a non-contiguous ``out`` stay with NumPy."""
     calls = []
-    real = standard._rbfexp.block
+    fns = use(variant)
 
     class Spy:
-        pack_panels = staticmethod(standard._rbfexp.pack_panels)
+        pack_panels = staticmethod(fns.pack_panels)
 
         @staticmethod
         def block(*args):
             calls.append(args[0].dtype)
-            return real(*args)
+            return fns.block(*args)
 
     monkeypatch.setattr(standard, "_rbfexp", Spy)
     rng = np.random.default_rng(1)
@@ -161,38 +185,40 @@ def test_block_prepared_uses_it_for_float32(monkeypatch, clamp_rows):
     np.testing.assert_allclose(got[:, :40], k.block(edge[:40, :5], edge[:40, :5]), atol=1e-5)
 
 
-@needs_native
+@every_variant
 @settings(max_examples=30, deadline=None)
 @given(c=st.integers(1, 90), p=st.integers(1, 25), seed=st.integers(0, 2**16))
-def test_packed_columns(c, p, seed):
+def test_packed_columns(variant, c, p, seed):
     """pack_panels's layout (panels of 16 columns, zero past the last), and the block
     from the panels, whole or a slice of them (as a prepared slice that starts on a
     panel reads them), the same bit for bit as from the columns."""
+    fns = _native.bind(standard._rbfexp_ext, variant)
     rng = np.random.default_rng(seed)
     B = (-0.2 * rng.random((c, p))).astype(np.float32)
     P = np.full((-(-c // 16), p, 16), np.nan, np.float32)
-    standard._rbfexp.pack_panels(B, P)
+    fns.pack_panels(B, P)
     padded = np.zeros((16 * P.shape[0], p), np.float32)
     padded[:c] = B
     np.testing.assert_array_equal(P, padded.reshape(-1, 16, p).transpose(0, 2, 1))
     A = rng.standard_normal((9, p)).astype(np.float32)
     whole = np.empty((9, c), np.float32)
-    standard._rbfexp.block(A, P, False, whole)
-    np.testing.assert_array_equal(whole, _block(A, B))
+    fns.block(A, P, False, whole)
+    np.testing.assert_array_equal(whole, _block(variant, A, B))
     q0 = 16 * (P.shape[0] // 2)
     out = np.empty((9, c - q0), np.float32) if c > q0 else None
     if out is not None:
-        standard._rbfexp.block(A, P[q0 // 16 :], False, out)
-        np.testing.assert_array_equal(out, _block(A, B[q0:]))
+        fns.block(A, P[q0 // 16 :], False, out)
+        np.testing.assert_array_equal(out, _block(variant, A, B[q0:]))
 
 
-@needs_native
-def test_prepared_slices_share_the_panels():
+@every_variant
+def test_prepared_slices_share_the_panels(use, variant):
     """The prepared columns pack themselves once, on the first block of enough rows
     (a slice's block packs the columns it comes from); a slice that starts on a panel
     reads them (a view); any other slice packs its own columns; fewer rows than
     the setting ``native_rbf_pack_rows`` take NumPy's path until the columns are packed.
     Every way gives the block of the columns."""
+    use(variant)
     k = RBF(gamma=0.3)
     rng = np.random.default_rng(2)
     Y = rng.standard_normal((100, 4))
@@ -244,11 +270,12 @@ def test_prepared_slices_share_the_panels():
     assert part.panels() is not None and len(part.panels()) == 2
 
 
-@needs_native
-def test_pack_rows_is_a_setting():
+@every_variant
+def test_pack_rows_is_a_setting(use, variant):
     """Columns prepared under ``native_rbf_pack_rows=2`` are packed by a block of 3
     rows; under the default (more rows) the same block leaves them unpacked. Both give
     the columns' block."""
+    use(variant)
     k = RBF(gamma=0.3)
     rng = np.random.default_rng(3)
     Y, X = rng.standard_normal((100, 4)), rng.standard_normal((3, 4))
@@ -276,23 +303,24 @@ def test_clamp_free_rows_follow_the_setting():
     assert k.block_prepared(rows, prep).max() <= 1.0
 
 
-@needs_native
-def test_packed_refusals():
+@every_variant
+def test_packed_refusals(use, variant):
+    fns = use(variant)
     A = np.ones((4, 3), np.float32)
     out = np.empty((4, 40), np.float32)
     with pytest.raises(ValueError, match=r"shape \(>= 3, 3, 16\)"):
-        standard._rbfexp.block(A, np.ones((2, 3, 16), np.float32), False, out)
+        fns.block(A, np.ones((2, 3, 16), np.float32), False, out)
     with pytest.raises(ValueError, match=r"shape \(>= 3, 3, 16\)"):
-        standard._rbfexp.block(A, np.ones((3, 3, 8), np.float32), False, out)
+        fns.block(A, np.ones((3, 3, 8), np.float32), False, out)
     with pytest.raises(ValueError, match=r"P must have shape \(3, 3, 16\)"):
-        standard._rbfexp.pack_panels(np.ones((40, 3), np.float32),
+        fns.pack_panels(np.ones((40, 3), np.float32),
                                      np.empty((2, 3, 16), np.float32))
     with pytest.raises(TypeError, match="3-D float32"):
-        standard._rbfexp.pack_panels(np.ones((40, 3), np.float32),
+        fns.pack_panels(np.ones((40, 3), np.float32),
                                      np.empty((3, 3, 16), np.float64))
     buf = np.zeros(3 * 3 * 16, np.float32)
     with pytest.raises(ValueError, match="shares memory"):
-        standard._rbfexp.pack_panels(buf[:120].reshape(40, 3), buf.reshape(3, 3, 16))
+        fns.pack_panels(buf[:120].reshape(40, 3), buf.reshape(3, 3, 16))
     # an out of other columns than the panels' prepared ones: refused before the
     # kernel (the panels alone cannot tell how many columns they hold)
     k = RBF(gamma=0.3)
@@ -304,24 +332,25 @@ def test_packed_refusals():
         k.block_prepared(rows, prep, out=np.empty((4, 41), np.float32))
 
 
+@pytest.mark.parametrize("variant", [*VARIANTS, None])
 @pytest.mark.parametrize("memory_limit", ["256MB", "12MB"])
-def test_fits_without_the_kernel_agree(monkeypatch, memory_limit):
+def test_fits_without_the_kernel_agree(monkeypatch, use, variant, memory_limit):
     """A float32 fit (K stored, or recomputed in pieces on every pass) makes its RBF
-    blocks with the compiled kernel where it is built, and with NumPy where it is not
-    (NATIVE_RBF false): the same eigenvalues, and the same scores of new rows."""
+    blocks with the compiled kernel's variant where it is chosen, and with NumPy where
+    it is not (None: NATIVE_RBF false): the same eigenvalues, and the same scores of
+    new rows, as NumPy's."""
     rng = np.random.default_rng(3)
     X, X_new = rng.standard_normal((1500, 5)), rng.standard_normal((300, 5))
     calls = []
-    if standard.NATIVE_RBF:
-        real = standard._rbfexp.block
-
+    fns = use(variant)
+    if fns is not None:
         class Spy:
-            pack_panels = staticmethod(standard._rbfexp.pack_panels)
+            pack_panels = staticmethod(fns.pack_panels)
 
             @staticmethod
             def block(*args):
                 calls.append(1)
-                return real(*args)
+                return fns.block(*args)
 
         monkeypatch.setattr(standard, "_rbfexp", Spy)
 
@@ -332,9 +361,8 @@ def test_fits_without_the_kernel_agree(monkeypatch, memory_limit):
 
     with_kernel = fit()
     Z = with_kernel.transform(X_new)
-    assert bool(calls) == standard.NATIVE_RBF
-    monkeypatch.setattr(standard, "NATIVE_RBF", False)
-    monkeypatch.setattr(standard, "_rbfexp", None)
+    assert bool(calls) == (variant is not None)
+    use(None)
     without = fit()
     n_calls = len(calls)
     Z0 = without.transform(X_new)

@@ -1,5 +1,6 @@
 """The compiled one-sweep product of stored tiles (``_tileprod.c``) against NumPy's
-float64 products, and the operator's passes with and without it."""
+float64 products, and the operator's passes with and without it: each in every
+variant this CPU runs (avx512, avx2, portable; ``kpca._native``)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,70 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kpca.operators._tiled as tiled
-from kpca import config_context
+from kpca import _native, config_context
 from kpca.kernels import RBF, Polynomial
 from kpca.operators import TiledKernelOperator, center
 
-needs_native = pytest.mark.skipif(not tiled.NATIVE,
-                                  reason="the compiled kernel is not built or no AVX-512")
+#: the variants this CPU runs (none where the extension is not built)
+VARIANTS = tiled._tileprod_ext.variants() if tiled._tileprod_ext is not None else ()
+every_variant = pytest.mark.parametrize("variant", VARIANTS)
+#: the vector widths (float32, float64) of each variant
+WIDTHS = {"avx512": (16, 8), "avx2": (8, 4), "portable": (4, 2)}
 
 
 def test_the_kernel_is_built_where_it_can_be(monkeypatch):
     """On x86-64 Linux with a C compiler the optional extension must have been built
-    (a silent build failure would leave every fit on the slower NumPy products);
-    without the kernel, the operator's passes never reach for it."""
+    (a silent build failure would leave every fit on the slower NumPy products), with
+    the variants this CPU's flags allow, each with its vector widths; without the
+    kernel, the operator's passes never reach for it."""
     if sys.platform == "linux" and platform.machine() == "x86_64" and shutil.which("cc"):
-        assert tiled._tileprod is not None
-    if not tiled.NATIVE:  # no kernel here (or no AVX-512): NumPy's products only
-        monkeypatch.setattr(tiled, "native_tile_product", None)
-        X = np.random.default_rng(0).standard_normal((40, 2))
-        op = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float32, tile=16)
-        assert np.isfinite(op.matmat(np.ones((40, 16)))).all()
+        assert tiled._tileprod_ext is not None
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split())
+        expected = [v for v, need in (("avx512", {"avx512f", "fma"}), ("avx2", {"avx2", "fma"}),
+                                      ("portable", set())) if need <= flags]
+        assert list(VARIANTS) == expected
+        if _native.REQUEST == "auto":
+            assert tiled.NATIVE_VARIANT.variant == expected[0]
+    for v in VARIANTS:
+        fns = _native.bind(tiled._tileprod_ext, v)
+        assert fns.name == v and tuple(fns.widths) == WIDTHS[v]
+    if tiled.NATIVE:
+        assert tiled.NATIVE_WIDTH == dict(zip([np.dtype(np.float32), np.dtype(np.float64)],
+                                              WIDTHS[tiled._tileprod.name], strict=True))
+    monkeypatch.setattr(tiled, "NATIVE", False)  # NumPy's products only
+    monkeypatch.setattr(tiled, "native_tile_product", None)
+    X = np.random.default_rng(0).standard_normal((40, 2))
+    op = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float32, tile=16)
+    assert np.isfinite(op.matmat(np.ones((40, 16)))).all()
+
+
+def test_variant_refuses_what_this_cpu_cannot_run():
+    """``variant(name)`` binds only a variant this build and CPU run; bound functions
+    carry their variant (a function taken from the module itself is refused)."""
+    if tiled._tileprod_ext is None:
+        pytest.skip("the extension is not built")
+    ext = tiled._tileprod_ext
+    with pytest.raises(ValueError, match="unknown variant 'sse'"):
+        ext.variant("sse")
+    for v in set(WIDTHS) - set(VARIANTS):
+        with pytest.raises(ValueError, match=f"cannot run the {v} variant"):
+            ext.variant(v)
+    assert not hasattr(ext, "product")
+
+
+@pytest.fixture
+def use(monkeypatch):
+    """``use(variant)``: stored tiles go through that variant (None: NumPy's)."""
+    def set_variant(variant):
+        fns = None if variant is None else _native.bind(tiled._tileprod_ext, variant)
+        monkeypatch.setattr(tiled, "_tileprod", fns)
+        monkeypatch.setattr(tiled, "NATIVE", fns is not None)
+        if fns is not None:
+            monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
+                [np.dtype(np.float32), np.dtype(np.float64)], fns.widths, strict=True)))
+        return fns
+    return set_variant
 
 
 def _reference(T, VJ, VI, both):
@@ -39,17 +85,18 @@ def _reference(T, VJ, VI, both):
     return T @ VJ, (T.T @ VI if both else None), T.sum(axis=1), T.sum(axis=0)
 
 
-@needs_native
+@every_variant
 @settings(max_examples=80, deadline=None)
 @given(dtype=st.sampled_from([np.float32, np.float64]), m=st.integers(0, 37),
-       c=st.integers(0, 41), q=st.integers(0, 3), both=st.booleans(), sums=st.booleans(),
+       c=st.integers(0, 41), q=st.integers(0, 5), both=st.booleans(), sums=st.booleans(),
        seed=st.integers(0, 2**32 - 1))
-def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
-    """Every row count (the 8-row blocks and the rest), widths of 0-3 registers, with
-    and without the transposed product and the sums, float32 and float64;
-    accumulated onto what the outputs held."""
+def test_product_matches_float64_reference(variant, dtype, m, c, q, both, sums, seed):
+    """Every row count (the blocks of 4 or 8 rows and the rest), widths of 0-5
+    vectors, with and without the transposed product and the sums, float32 and
+    float64; accumulated onto what the outputs held."""
     rng = np.random.default_rng(seed)
-    b = tiled.NATIVE_WIDTH[np.dtype(dtype)] * q
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    b = WIDTHS[variant][dtype == np.float64] * q
 
     def draw(*shape):
         return rng.standard_normal(shape).astype(dtype)
@@ -57,8 +104,7 @@ def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
     T, VJ, VI, WI0, WJ0, rs0, cs0 = draw(m, c), draw(c, b), draw(m, b), draw(m, b), draw(
         c, b), draw(m), draw(c)
     WI, WJ, rs, cs = WI0.copy(), WJ0.copy(), rs0.copy(), cs0.copy()
-    tiled._tileprod.product(T, VJ, VI, WI, WJ, both, rs if sums else None,
-                            cs if sums else None)
+    fns.product(T, VJ, VI, WI, WJ, both, rs if sums else None, cs if sums else None)
     assert WI.dtype == dtype
     PI, PJ, RS, CS = _reference(T, VJ, VI, both)
     eps = 1e-5 if dtype == np.float32 else 1e-13
@@ -71,22 +117,24 @@ def test_product_matches_float64_reference(dtype, m, c, q, both, sums, seed):
     assert T.flags.writeable and VJ.flags.writeable
 
 
-@needs_native
-def test_product_rejects_wrong_buffers():
+@every_variant
+def test_product_rejects_wrong_buffers(variant):
     """Types, shapes, contiguity, writability and shared memory are checked before
     anything is written (a wrong shape would read or write out of bounds)."""
     T = np.zeros((4, 5), np.float32)
     V5, V4 = np.zeros((5, 16), np.float32), np.zeros((4, 16), np.float32)
-    prod = tiled._tileprod.product
+    prod = _native.bind(tiled._tileprod_ext, variant).product
+    w32, w64 = WIDTHS[variant]
 
     def run(*args, both=True, rs=None, cs=None):
         return prod(*args, both, rs, cs)
 
-    with pytest.raises(ValueError, match="multiple of 16 for float32"):
-        run(T, V5[:, :8].copy(), V4[:, :8].copy(), V4[:, :8].copy(), V5[:, :8].copy())
-    with pytest.raises(ValueError, match="multiple of 8 for float64"):
-        W = np.zeros((4, 4))
-        run(T.astype(np.float64), np.zeros((5, 4)), W, W.copy(), np.zeros((5, 4)))
+    h = w32 // 2  # half a vector
+    with pytest.raises(ValueError, match=f"multiple of {w32} for float32"):
+        run(T, V5[:, :h].copy(), V4[:, :h].copy(), V4[:, :h].copy(), V5[:, :h].copy())
+    with pytest.raises(ValueError, match=f"multiple of {w64} for float64"):
+        W = np.zeros((4, w64 // 2))
+        run(T.astype(np.float64), np.zeros((5, w64 // 2)), W, W.copy(), np.zeros((5, w64 // 2)))
     with pytest.raises(ValueError, match="VJ must be a 2-D array of T's type"):  # mixed types
         run(T, V5.astype(np.float64), V4, V4.copy(), V5.copy())
     with pytest.raises(TypeError, match="T must be a 2-D float32 or float64 array"):
@@ -111,8 +159,8 @@ def test_product_rejects_wrong_buffers():
         run(T, V5, V4, ro, V5.copy())
 
 
-@needs_native
-def test_product_refuses_outputs_sharing_memory():
+@every_variant
+def test_product_refuses_outputs_sharing_memory(variant):
     """An output that is an input (or part of one), or two outputs that overlap,
     would give wrong sums: refused, untouched. WI and WJ may be one array when only
     WI is written (a diagonal tile)."""
@@ -120,7 +168,7 @@ def test_product_refuses_outputs_sharing_memory():
     T = rng.standard_normal((16, 16)).astype(np.float32)
     V = rng.standard_normal((16, 16)).astype(np.float32)
     W = np.zeros((32, 16), np.float32)
-    prod = tiled._tileprod.product
+    prod = _native.bind(tiled._tileprod_ext, variant).product
     for args in [(T, V, V, V, W[16:], True),          # WI is VI
                  (T, V, V, W[:16], V, True),          # WJ is VJ
                  (T, V, V, T, W[16:], True),          # WI is T
@@ -138,24 +186,24 @@ def test_product_refuses_outputs_sharing_memory():
     np.testing.assert_allclose(out, T @ V, rtol=1e-5, atol=1e-5)
 
 
-def _operator_pass(monkeypatch, native, kernel, X, V, probe=None, dtype=np.float32):
-    monkeypatch.setattr(tiled, "NATIVE", native)
+def _operator_pass(use, variant, kernel, X, V, probe=None, dtype=np.float32):
+    use(variant)
     op = TiledKernelOperator(kernel, X, dtype=dtype, tile=23, n_jobs=2, probe=probe)
     op, _ = center(op, inplace=True)
     return op, op.matmat(V)
 
 
-@needs_native
+@every_variant
 @pytest.mark.parametrize("kernel", [RBF(gamma=0.2), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
                          ids=["rbf-centred-in-products", "poly-centred-tiles"])
 @pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float32, 32),
-                                         (np.float32, 24), (np.float64, 8),
-                                         (np.float64, 24), (np.float64, 12)])
-def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, dtype, b):
-    """Stored tiles of 23 rows (8-row blocks and rests): the centred product, the row
-    sums and the construction's probe product are those of a float64 dense reference,
-    with the kernel as without it (float32 24 and float64 12 columns: not a multiple
-    of a register, NumPy's products)."""
+                                         (np.float32, 24), (np.float32, 6), (np.float64, 8),
+                                         (np.float64, 24), (np.float64, 12), (np.float64, 3)])
+def test_operator_passes_agree_with_and_without_the_kernel(use, variant, kernel, dtype, b):
+    """Stored tiles of 23 rows (blocks of 4 or 8 rows and rests): the centred product,
+    the row sums and the construction's probe product are those of a float64 dense
+    reference, with the kernel as without it (widths that are not a multiple of the
+    variant's vector take NumPy's products)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((100, 4))
     V = rng.standard_normal((100, b))
@@ -165,30 +213,29 @@ def test_operator_passes_agree_with_and_without_the_kernel(monkeypatch, kernel, 
     ref = H @ K @ H @ V
     results = {}
     tol = (2e-5 if dtype == np.float32 else 1e-12) * np.abs(ref).max()
-    for native in (True, False):
-        op, KV = _operator_pass(monkeypatch, native, kernel, X, V, probe, dtype)
+    for v in (variant, None):
+        op, KV = _operator_pass(use, v, kernel, X, V, probe, dtype)
         np.testing.assert_allclose(KV, ref, atol=tol)
         P, KP = op.initial_block()
         np.testing.assert_allclose(KP, H @ K @ H @ P, atol=tol)
-        results[native] = KV
-    np.testing.assert_allclose(results[True], results[False], atol=tol)
+        results[v] = KV
+    np.testing.assert_allclose(results[variant], results[None], atol=tol)
 
 
-@needs_native
-def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
-    """The compiled kernel serves float32 tiles with blocks of a multiple of 16 columns
-    and float64 tiles with a multiple of 8 (after the construction's column of ones);
-    other widths keep NumPy's products."""
+@every_variant
+def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch, use, variant):
+    """The compiled kernel serves float32 tiles with blocks of a multiple of its
+    float32 vector's values and float64 tiles with a multiple of its float64 vector's
+    (after the construction's column of ones); other widths keep NumPy's products."""
     calls = []
-    real = tiled._tileprod.product
+    fns = use(variant)
+    w32, w64 = fns.widths
 
     class Spy:
         @staticmethod
         def product(*args):
             calls.append(args[1].shape[1])  # the block's width (VJ's columns)
-            return real(*args)
-
-        supported = staticmethod(tiled._tileprod.supported)
+            return fns.product(*args)
 
     monkeypatch.setattr(tiled, "_tileprod", Spy)
     X = np.random.default_rng(1).standard_normal((60, 3))
@@ -196,23 +243,23 @@ def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch):
                              probe=np.ones((60, 16)))
     assert calls and set(calls) == {16}  # construction: 1 + 16 columns
     calls.clear()
-    op.matmat(np.ones((60, 24)))
+    op.matmat(np.ones((60, w32 + w32 // 2)))
     assert calls == []
-    op.matmat(np.ones((60, 32)))
-    assert calls and set(calls) == {32}
+    op.matmat(np.ones((60, 2 * w32)))
+    assert calls and set(calls) == {2 * w32}
     calls.clear()
     op64 = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float64, tile=20)
     assert calls and set(calls) == {0}  # construction: the row sums alone
     calls.clear()
-    op64.matmat(np.ones((60, 12)))
+    op64.matmat(np.ones((60, w64 + w64 // 2)))
     assert calls == []
-    op64.matmat(np.ones((60, 16)))
-    assert calls and set(calls) == {16}
+    op64.matmat(np.ones((60, 2 * w64)))
+    assert calls and set(calls) == {2 * w64}
 
 
-@needs_native
+@every_variant
 @pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float64, 8)])
-def test_pass_over_partly_stored_tiles(monkeypatch, dtype, b):
+def test_pass_over_partly_stored_tiles(use, variant, dtype, b):
     """Kept tiles through the kernel and recomputed ones through NumPy in the same
     pass (the robust estimators keep what fits): the dense reference either way."""
     rng = np.random.default_rng(4)
@@ -225,8 +272,8 @@ def test_pass_over_partly_stored_tiles(monkeypatch, dtype, b):
     tol = (2e-5 if dtype == np.float32 else 1e-12) * np.abs(ref).max()
     itemsize = np.dtype(dtype).itemsize
     budget = 2 * 13 * 13 * itemsize * 2 + 20 * 13 * 13 * itemsize  # ~half of 36 tiles
-    for native in (True, False):
-        monkeypatch.setattr(tiled, "NATIVE", native)
+    for v in (variant, None):
+        use(v)
         op = TiledKernelOperator(kernel, X, dtype=dtype, tile=13, n_jobs=2,
                                  memory_limit=budget, partial=True)
         assert 0 < op.fraction_stored < 1
@@ -257,12 +304,12 @@ def test_numpy_products_without_the_kernel(monkeypatch):
     np.testing.assert_allclose(op.matmat(V), ref, atol=2e-5 * np.abs(ref).max())
 
 
-@needs_native
+@every_variant
 @pytest.mark.parametrize("kernel", [RBF(gamma=0.2), Polynomial(gamma=0.5, degree=2, coef0=1.0)],
                          ids=["rbf-constant-diagonal", "poly"])
 @pytest.mark.parametrize(("dtype", "b"), [(np.float32, 16), (np.float64, 8)])
 @pytest.mark.parametrize("slice_rows", [8, 13])
-def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
+def test_tiles_built_slice_by_slice(monkeypatch, use, variant, kernel, dtype, b, slice_rows):
     """The construction pass evaluates each kept tile a slice of rows at a time and
     multiplies the slice while it is in cache: the stored tiles are the kernel matrix
     (their diagonal too), and the row sums and probe product are those of a float64
@@ -275,8 +322,8 @@ def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
     scale = np.abs(K).max()
     tol = (1e-6 if dtype == np.float32 else 1e-13) * scale
     built = {}
-    for native in (True, False):
-        monkeypatch.setattr(tiled, "NATIVE", native)
+    for v in (variant, None):
+        use(v)
         with config_context(slice_rows=slice_rows):
             op = TiledKernelOperator(kernel, X, dtype=dtype, tile=37, n_jobs=2, probe=probe)
         assert len(op._store) == len(op.tiles) == 6
@@ -290,5 +337,5 @@ def test_tiles_built_slice_by_slice(monkeypatch, kernel, dtype, b, slice_rows):
         np.testing.assert_allclose(op._row_sums, K.sum(axis=1), atol=90 * tol)
         np.testing.assert_allclose(op._probe_product, K @ probe,
                                    atol=90 * tol * np.abs(probe).max())
-        built[native] = op._probe_product
-    np.testing.assert_allclose(built[True], built[False], atol=90 * tol * np.abs(probe).max())
+        built[v] = op._probe_product
+    np.testing.assert_allclose(built[variant], built[None], atol=90 * tol * np.abs(probe).max())

@@ -11,19 +11,24 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances, pairwise_kernels
 from sklearn.utils.extmath import row_norms
 
+from .. import _native
 from .._config import get_config
 from ._base import Kernel, _float_dtype, dot_block, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
 
 try:  # the optional compiled RBF block (setup.py): absent where it could not be built
-    from . import _rbfexp
+    from . import _rbfexp as _rbfexp_ext
 except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
-    _rbfexp = None
+    _rbfexp_ext = None
 
+#: the variant of the compiled RBF block that runs (:mod:`kpca._native`: the best this
+#: CPU runs, or the one ``KPCA_NATIVE`` names)
+NATIVE_RBF_VARIANT = _native.select(_rbfexp_ext, "RBF block", _native.REQUEST)
+#: its functions (``block``, ``pack_panels``), or None: NumPy's product and exp
+_rbfexp = NATIVE_RBF_VARIANT.functions
 #: whether float32 RBF blocks use the compiled one-sweep evaluation (exponent and
-#: exponential register by register, :func:`_native_rbf`): built, and this CPU has
-#: AVX-512
-NATIVE_RBF = _rbfexp is not None and bool(_rbfexp.supported())
+#: exponential register by register, :func:`_native_rbf`)
+NATIVE_RBF = _rbfexp is not None
 # the compiled block's limits (most features; rows from which a block packs its
 # columns) are the settings native_rbf_max_features and native_rbf_pack_rows
 # (kpca._config), read when the columns are prepared

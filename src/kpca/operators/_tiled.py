@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native
 from .._config import get_config
 from .._parallel import run_blocks
 from ..kernels import Kernel
@@ -34,18 +35,24 @@ from ._centering import Centering
 from ._gram import n_threads
 
 try:  # the optional compiled kernel (setup.py): absent where it could not be built
-    from . import _tileprod
+    from . import _tileprod as _tileprod_ext
 except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
-    _tileprod = None
+    _tileprod_ext = None
 
 logger = logging.getLogger("kpca")
 
-#: whether stored tiles use the compiled one-sweep product (:func:`native_tile_product`):
-#: built, and this CPU has AVX-512
-NATIVE = _tileprod is not None and bool(_tileprod.supported())
+#: the variant of the compiled one-sweep product that runs (:mod:`kpca._native`: the
+#: best this CPU runs, or the one ``KPCA_NATIVE`` names)
+NATIVE_VARIANT = _native.select(_tileprod_ext, "tile product", _native.REQUEST)
+#: its functions (``product``), or None: NumPy's products
+_tileprod = NATIVE_VARIANT.functions
+#: whether stored tiles use the compiled one-sweep product (:func:`native_tile_product`)
+NATIVE = _tileprod is not None
 #: the compiled kernel works on blocks of a multiple of this many columns (the values
-#: of one AVX-512 register), by tile dtype
-NATIVE_WIDTH = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}
+#: of one of the variant's vectors), by tile dtype
+NATIVE_WIDTH = ({} if _tileprod is None else
+                dict(zip((np.dtype(np.float32), np.dtype(np.float64)), _tileprod.widths,
+                         strict=True)))
 
 # the sizes of pieces and slices are settings (kpca._config): fused_rows and fused_cols
 # (``transform``'s pieces), l2_cache_bytes (the operator's pieces, :func:`fused_piece`)

@@ -9,9 +9,11 @@
  * Lanczos (16 columns) that ran at half of the machine's GEMM rate. Here each value
  * of T is loaded once and used by both products: for 8 rows at a time, a broadcast
  * value T[r, j] is multiplied into the row accumulators of W[I] (registers) and
- * into the row W[J][j] (one load and store per 8 rows). A row of the block is 16
- * floats, one AVX-512 register, so the block's width must be a multiple of 16 (of 8
- * for float64 tiles: the same kernel, _tileprod_kernel.h, is compiled for both).
+ * into the row W[J][j] (one load and store per 8 rows). A row of the block is cut
+ * into vectors (16 float32 values: one AVX-512 register; 8: one AVX2 register, or
+ * two SSE2/NEON ones in the portable variant), so the block's width must be a
+ * multiple of the variant's vector (half as many float64 values: the same kernel,
+ * _tileprod_kernel.h, is compiled for each variant and type).
  *
  * Optionally the same sweep adds the tile's row sums (T 1) and column sums (T^T 1),
  * which the construction pass needs for centring.
@@ -19,18 +21,106 @@
  * Sums are accumulated in the tile's precision within the tile, as a BLAS gemm does;
  * the caller adds each tile's result into float64 accumulators.
  *
- * Only x86-64 with GCC or Clang gets the AVX-512 kernel (chosen at run time:
- * supported() tells whether this CPU has it); elsewhere supported() is false and
- * kpca uses NumPy.
+ * The variants (avx512, avx2, portable: _native.h) are chosen at run time;
+ * variants() lists those this CPU runs, variant(name) binds one.
  */
 #include "../_native.h"
 
-#if KPCA_AVX512
+/* --- portable: 16-byte vectors (_portable.h), 4 float32 or 2 float64 values */
+#define TARGET
+#define ROWS 4
+#define SCALAR float
+#define VEC pf4
+#define LANES 4
+#define FUNC tile_product_f32_portable
+#define VZERO pf4_zero
+#define VLOAD pf4_load
+#define VSTORE pf4_store
+#define VSET1 pf4_set1
+#define VFMADD pf4_fmadd
+#define VMUL pf4_mul
+#define VADD pf4_add
+#define VREDUCE pf4_reduce
+#include "_tileprod_kernel.h"
+#include "_tileprod_undef.h"
 
+#define TARGET
+#define ROWS 4
+#define SCALAR double
+#define VEC pd2
+#define LANES 2
+#define FUNC tile_product_f64_portable
+#define VZERO pd2_zero
+#define VLOAD pd2_load
+#define VSTORE pd2_store
+#define VSET1 pd2_set1
+#define VFMADD pd2_fmadd
+#define VMUL pd2_mul
+#define VADD pd2_add
+#define VREDUCE pd2_reduce
+#include "_tileprod_kernel.h"
+#include "_tileprod_undef.h"
+
+#if KPCA_X86
+/* --- avx2: 256-bit registers, 8 float32 or 4 float64 values */
+TARGET_AVX2 static inline float
+avx2_reduce_ps(__m256 x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+TARGET_AVX2 static inline double
+avx2_reduce_pd(__m256d x)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+#define TARGET TARGET_AVX2
+#define ROWS 4
+#define SCALAR float
+#define VEC __m256
+#define LANES 8
+#define FUNC tile_product_f32_avx2
+#define VZERO _mm256_setzero_ps
+#define VLOAD _mm256_loadu_ps
+#define VSTORE _mm256_storeu_ps
+#define VSET1 _mm256_set1_ps
+#define VFMADD _mm256_fmadd_ps
+#define VMUL _mm256_mul_ps
+#define VADD _mm256_add_ps
+#define VREDUCE avx2_reduce_ps
+#include "_tileprod_kernel.h"
+#include "_tileprod_undef.h"
+
+#define TARGET TARGET_AVX2
+#define ROWS 8
+#define SCALAR double
+#define VEC __m256d
+#define LANES 4
+#define FUNC tile_product_f64_avx2
+#define VZERO _mm256_setzero_pd
+#define VLOAD _mm256_loadu_pd
+#define VSTORE _mm256_storeu_pd
+#define VSET1 _mm256_set1_pd
+#define VFMADD _mm256_fmadd_pd
+#define VMUL _mm256_mul_pd
+#define VADD _mm256_add_pd
+#define VREDUCE avx2_reduce_pd
+#include "_tileprod_kernel.h"
+#include "_tileprod_undef.h"
+
+/* --- avx512: 512-bit registers, 16 float32 or 8 float64 values */
+#define TARGET TARGET_AVX512
+#define ROWS 8
 #define SCALAR float
 #define VEC __m512
 #define LANES 16
-#define FUNC tile_product_f32
+#define FUNC tile_product_f32_avx512
 #define VZERO _mm512_setzero_ps
 #define VLOAD _mm512_loadu_ps
 #define VSTORE _mm512_storeu_ps
@@ -40,23 +130,14 @@
 #define VADD _mm512_add_ps
 #define VREDUCE _mm512_reduce_add_ps
 #include "_tileprod_kernel.h"
-#undef SCALAR
-#undef VEC
-#undef LANES
-#undef FUNC
-#undef VZERO
-#undef VLOAD
-#undef VSTORE
-#undef VSET1
-#undef VFMADD
-#undef VMUL
-#undef VADD
-#undef VREDUCE
+#include "_tileprod_undef.h"
 
+#define TARGET TARGET_AVX512
+#define ROWS 8
 #define SCALAR double
 #define VEC __m512d
 #define LANES 8
-#define FUNC tile_product_f64
+#define FUNC tile_product_f64_avx512
 #define VZERO _mm512_setzero_pd
 #define VLOAD _mm512_loadu_pd
 #define VSTORE _mm512_storeu_pd
@@ -66,7 +147,27 @@
 #define VADD _mm512_add_pd
 #define VREDUCE _mm512_reduce_add_pd
 #include "_tileprod_kernel.h"
+#include "_tileprod_undef.h"
 #endif
+
+typedef void (*product_f32)(const float *, Py_ssize_t, Py_ssize_t, Py_ssize_t, const float *,
+                            const float *, float *, float *, int, float *, float *);
+typedef void (*product_f64)(const double *, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                            const double *, const double *, double *, double *, int, double *,
+                            double *);
+
+/* each variant's functions and its values per vector, by variant index */
+static const struct {
+    product_f32 f32;
+    product_f64 f64;
+    int lanes_f32, lanes_f64;
+} kernels[KPCA_VARIANTS] = {
+    {tile_product_f32_portable, tile_product_f64_portable, 4, 2},
+#if KPCA_X86
+    {tile_product_f32_avx2, tile_product_f64_avx2, 8, 4},
+    {tile_product_f32_avx512, tile_product_f64_avx512, 16, 8},
+#endif
+};
 
 /* `obj` as a C-contiguous buffer of `ndim` dimensions (1 or 2) and the shape
    (`rows`[, `cols`]), of type `type` ('f', 'd'; 0: either), writable if asked; -1
@@ -97,7 +198,9 @@ get(PyObject *obj, Py_buffer *buf, int writable, int ndim, Py_ssize_t rows,
 static PyObject *
 product(PyObject *self, PyObject *args)
 {
-    (void)self;
+    int v = kpca_variant_of(self);
+    if (v < 0)
+        return NULL;
     Py_buffer T = {0}, VJ = {0}, VI = {0}, WI = {0}, WJ = {0}, RS = {0}, CS = {0};
     Py_ssize_t m, c, b;
     int both;
@@ -121,7 +224,7 @@ product(PyObject *self, PyObject *args)
         goto done;
     }
     b = VJ.shape[1];
-    Py_ssize_t lanes = type == 'f' ? 16 : 8;
+    Py_ssize_t lanes = type == 'f' ? kernels[v].lanes_f32 : kernels[v].lanes_f64;
     if (b % lanes != 0) {
         PyErr_Format(PyExc_ValueError, "b must be a multiple of %zd for %s tiles", lanes,
                      type == 'f' ? "float32" : "float64");
@@ -146,25 +249,17 @@ product(PyObject *self, PyObject *args)
                     goto aliased;
         }
     }
-#if KPCA_AVX512
-    if (!kpca_cpu_ok()) {
-        PyErr_SetString(PyExc_RuntimeError, "this CPU has no AVX-512 (see supported())");
-        goto done;
-    }
     Py_BEGIN_ALLOW_THREADS
     if (T.itemsize == 4)
-        tile_product_f32((const float *)T.buf, m, c, b, (const float *)VJ.buf,
-                         (const float *)VI.buf, (float *)WI.buf, (float *)WJ.buf, both,
-                         (float *)RS.buf, (float *)CS.buf);
+        kernels[v].f32((const float *)T.buf, m, c, b, (const float *)VJ.buf,
+                       (const float *)VI.buf, (float *)WI.buf, (float *)WJ.buf, both,
+                       (float *)RS.buf, (float *)CS.buf);
     else
-        tile_product_f64((const double *)T.buf, m, c, b, (const double *)VJ.buf,
-                         (const double *)VI.buf, (double *)WI.buf, (double *)WJ.buf, both,
-                         (double *)RS.buf, (double *)CS.buf);
+        kernels[v].f64((const double *)T.buf, m, c, b, (const double *)VJ.buf,
+                       (const double *)VI.buf, (double *)WI.buf, (double *)WJ.buf, both,
+                       (double *)RS.buf, (double *)CS.buf);
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
-#else
-    PyErr_SetString(PyExc_RuntimeError, "built without the AVX-512 kernel (see supported())");
-#endif
     goto done;
 aliased:
     PyErr_SetString(PyExc_ValueError, "an output shares memory with an input or another output");
@@ -180,30 +275,59 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"supported", supported, METH_NOARGS,
-     "supported() -> bool: whether this build and CPU have the AVX-512 kernel."},
+/* the functions variant() binds to a variant */
+static PyMethodDef bound[] = {
     {"product", product, METH_VARARGS,
      "product(T, VJ, VI, WI, WJ, both, rs, cs): WI += T @ VJ and, if both,\n"
      "WJ += T.T @ VI; rs += T.sum(1), and if both cs += T.sum(0), unless None.\n"
      "C-contiguous arrays, all float32 or all float64; T (m, c), VJ and WJ (c, b),\n"
-     "VI and WI (m, b), rs (m,), cs (c,); b a multiple of 16 (float32) or 8\n"
-     "(float64). No output may share memory with an input or another output.\n"
-     "Releases the GIL."},
+     "VI and WI (m, b), rs (m,), cs (c,); b a multiple of the variant's width\n"
+     "(widths: float32, float64). No output may share memory with an input or\n"
+     "another output. Releases the GIL."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *
+variant(PyObject *module, PyObject *args)
+{
+    PyObject *name = PyModule_GetNameObject(module);
+    if (name == NULL)
+        return NULL;
+    PyObject *out = kpca_bind(args, bound, name);
+    Py_DECREF(name);
+    if (out == NULL)
+        return NULL;
+    int v = (int)PyLong_AsLong(PyCFunction_GET_SELF(PyDict_GetItemString(out, "product")));
+    PyObject *widths = Py_BuildValue("(ii)", kernels[v].lanes_f32, kernels[v].lanes_f64);
+    if (widths == NULL || PyDict_SetItemString(out, "widths", widths) < 0) {
+        Py_XDECREF(widths);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(widths);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"variants", variants, METH_NOARGS,
+     "variants() -> tuple of str: the variants this build has and this CPU runs\n"
+     "('avx512', 'avx2', 'portable'), best first."},
+    {"variant", variant, METH_VARARGS,
+     "variant(name) -> dict: 'product' bound to that variant, its 'name', and\n"
+     "'widths' (float32, float64): the block widths must be multiples of these.\n"
+     "ValueError for a variant this build or CPU cannot run."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_tileprod",
-    "The stored kernel tile's two products in one sweep (AVX-512).", -1, methods,
-    NULL, NULL, NULL, NULL,
+    "The stored kernel tile's two products in one sweep (AVX-512, AVX2, portable).", -1,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
 PyInit__tileprod(void)
 {
-#if KPCA_AVX512
-    __builtin_cpu_init(); /* before any __builtin_cpu_supports */
-#endif
+    kpca_cpu_init(); /* before any kpca_runs */
     return PyModule_Create(&module);
 }

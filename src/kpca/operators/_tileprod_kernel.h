@@ -1,8 +1,9 @@
 /*
- * The kernel of _tileprod.c, written once for float32 and float64: _tileprod.c
- * includes this file twice, with SCALAR, VEC, LANES (values per register), the
- * AVX-512 operations (VLOAD, VSTORE, VSET1, VFMADD, VMUL, VADD, VZERO, VREDUCE) and
- * FUNC (the function's name) defined for each type.
+ * The kernel of _tileprod.c, written once for every variant and type: _tileprod.c
+ * includes this file once per (variant, type), with SCALAR, VEC, LANES (values per
+ * vector), ROWS (rows of T per step), the vector operations (VLOAD, VSTORE, VSET1,
+ * VFMADD, VMUL, VADD, VZERO, VREDUCE), TARGET (the variant's target attribute, or
+ * nothing) and FUNC (the function's name) defined for it.
  */
 /* W[I] (m x b) += T (m x c) V[J] (c x b); if both, W[J] (c x b) += T^T V[I] (m x b).
    All row-major and contiguous; b a multiple of LANES. rs (m) += T 1 and, if both,
@@ -12,26 +13,26 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
      const SCALAR *VI, SCALAR *WI, SCALAR *WJ, int both, SCALAR *rs, SCALAR *cs)
 {
     Py_ssize_t r = 0;
-    /* 8 rows at a time; the compiler unrolls the loops over i and keeps a, v and s
-       in registers */
-    for (; r + 8 <= m; r += 8) {
+    /* ROWS rows at a time; the compiler unrolls the loops over i and keeps a, v and
+       s in registers */
+    for (; r + ROWS <= m; r += ROWS) {
         const SCALAR *t = T + r * c;
         for (Py_ssize_t q = 0; q < b; q += LANES) {
-            VEC a[8], v[8], s[8];
-            for (int i = 0; i < 8; ++i) {
+            VEC a[ROWS], v[ROWS], s[ROWS];
+            for (int i = 0; i < ROWS; ++i) {
                 a[i] = VZERO();
                 v[i] = VLOAD(VI + (r + i) * b + q);
             }
             for (Py_ssize_t j = 0; j < c; ++j) {
                 VEC vj = VLOAD(VJ + j * b + q);
-                for (int i = 0; i < 8; ++i) {
+                for (int i = 0; i < ROWS; ++i) {
                     s[i] = VSET1(t[i * c + j]);
                     a[i] = VFMADD(s[i], vj, a[i]);
                 }
                 if (both) {
-                    /* two partial sums: a chain of 8 dependent FMAs would stall */
+                    /* two partial sums: one chain of ROWS dependent FMAs would stall */
                     VEC p = VMUL(s[0], v[0]), u = VMUL(s[1], v[1]);
-                    for (int i = 2; i < 8; i += 2) {
+                    for (int i = 2; i < ROWS; i += 2) {
                         p = VFMADD(s[i], v[i], p);
                         u = VFMADD(s[i + 1], v[i + 1], u);
                     }
@@ -39,13 +40,13 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
                     VSTORE(wj, VADD(VLOAD(wj), VADD(p, u)));
                 }
             }
-            for (int i = 0; i < 8; ++i) {
+            for (int i = 0; i < ROWS; ++i) {
                 SCALAR *wi = WI + (r + i) * b + q;
                 VSTORE(wi, VADD(VLOAD(wi), a[i]));
             }
         }
     }
-    for (; r < m; ++r) { /* the last m mod 8 rows, one at a time */
+    for (; r < m; ++r) { /* the last m mod ROWS rows, one at a time */
         const SCALAR *t = T + r * c;
         for (Py_ssize_t q = 0; q < b; q += LANES) {
             VEC a = VZERO(), v = VLOAD(VI + r * b + q);

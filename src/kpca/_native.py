@@ -1,0 +1,124 @@
+"""Which variant of the optional compiled kernels runs (docs/guide.md, "Compiled
+kernels").
+
+Each compiled kernel (the stored tile's product, ``operators/_tileprod.c``; the RBF
+block, ``kernels/_rbfexp.c``) is built in three variants (``src/kpca/_native.h``):
+``avx512`` (AVX-512F + FMA), ``avx2`` (AVX2 + FMA) and ``portable`` (plain C that
+the compiler vectorises: SSE2 on x86-64, NEON on ARM). At import kpca runs the best
+one this CPU runs, unless the environment variable :data:`ENV` (``KPCA_NATIVE``)
+names one:
+
+``auto`` (or unset)
+    the best variant this CPU runs;
+``avx512``, ``avx2``, ``portable``
+    that variant. One this CPU (or build) cannot run gives a ``RuntimeWarning``
+    naming the variable and the valid values, and the best variant below it runs
+    instead (NumPy where there is none);
+``off``
+    NumPy only.
+
+Any other value raises ``ValueError`` at import. The variable is read once, when
+kpca is imported. Where the extensions could not be built (no C compiler at install)
+kpca uses NumPy for the same work.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+#: the environment variable that forces a variant
+ENV = "KPCA_NATIVE"
+#: the compiled variants, best first
+VARIANTS = ("avx512", "avx2", "portable")
+#: the values :data:`ENV` accepts
+CHOICES = ("auto", *VARIANTS, "off")
+
+
+def requested(environ: Any = None) -> str:
+    """The variant :data:`ENV` asks for (``"auto"`` when unset or empty).
+
+    Raises
+    ------
+    ValueError
+        A value not in :data:`CHOICES` (case and surrounding spaces are ignored).
+    """
+    environ = os.environ if environ is None else environ
+    raw = environ.get(ENV, "")
+    value = raw.strip().lower() or "auto"
+    if value not in CHOICES:
+        raise ValueError(
+            f"environment variable {ENV}={raw!r} is not valid; valid values are "
+            f"{', '.join(CHOICES)} (or unset: auto)."
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Native:
+    """The variant of one compiled kernel that runs in this process.
+
+    Attributes
+    ----------
+    kernel : str
+        What the kernel computes (for ``kpca info``).
+    variant : str or None
+        The variant that runs; None: NumPy.
+    reason : str
+        Why that one (the best this CPU runs, forced by :data:`ENV`, not built...).
+    available : tuple of str
+        The variants this build has and this CPU runs, best first.
+    functions : SimpleNamespace or None
+        The variant's functions (``variant(name)`` of the extension), or None.
+    """
+
+    kernel: str
+    variant: str | None
+    reason: str
+    available: tuple[str, ...]
+    functions: types.SimpleNamespace | None
+
+
+def bind(ext: Any, variant: str) -> types.SimpleNamespace:
+    """The functions of ``ext`` bound to ``variant`` (tests use every variant)."""
+    return types.SimpleNamespace(**ext.variant(variant))
+
+
+def select(ext: Any, kernel: str, request: str) -> Native:
+    """The variant of the compiled kernel module ``ext`` (None: not built) to run for
+    ``request`` (:func:`requested`); warns when ``request`` cannot be met."""
+    if ext is None:
+        reason = "not built (no C compiler at install?)"
+        if request in VARIANTS:
+            _warn(request, f"the compiled {kernel} is not built", "NumPy")
+        return Native(kernel, None, reason, (), None)
+    available = tuple(ext.variants())
+    if request == "off":
+        return Native(kernel, None, f"{ENV}=off", available, None)
+    if request == "auto":
+        return Native(kernel, available[0], "the best this CPU runs", available,
+                      bind(ext, available[0]))
+    if request in available:
+        return Native(kernel, request, f"forced by {ENV}={request}", available,
+                      bind(ext, request))
+    # the best variant below the one asked for (each runs wherever the next one does)
+    below = [v for v in VARIANTS[VARIANTS.index(request) + 1 :] if v in available]
+    instead = below[0] if below else None
+    _warn(request, f"this CPU cannot run it (it runs {', '.join(available) or 'none'})",
+          instead or "NumPy")
+    return Native(kernel, instead,
+                  f"{ENV}={request}, which this CPU cannot run: the next below", available,
+                  None if instead is None else bind(ext, instead))
+
+
+def _warn(request: str, why: str, instead: str) -> None:
+    warnings.warn(
+        f"{ENV}={request}: {why}; using {instead}. Valid values of {ENV}: "
+        f"{', '.join(CHOICES)}.", RuntimeWarning, stacklevel=2)
+
+
+#: what :data:`ENV` asked for when kpca was imported
+REQUEST = requested()

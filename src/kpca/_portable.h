@@ -1,0 +1,155 @@
+/*
+ * The vectors of the portable variant of kpca's compiled kernels (_native.h): 16
+ * bytes (4 float32 or 2 float64 values), one register of SSE2 (x86-64), NEON (ARM64)
+ * and most other SIMD sets, so no target attribute is needed.
+ *
+ * With GCC or Clang they are the compilers' generic vector types
+ * (__attribute__((vector_size))), which the compiler maps onto whatever SIMD
+ * instructions the build targets: no intrinsics, nothing specific to a CPU. Their
+ * plain-C loops alone were not vectorised (GCC 12 left the tile product and the
+ * exponential scalar: 5-30x slower). Other compilers get the same operations as
+ * small structs and loops, which they may vectorise themselves (defining
+ * KPCA_PLAIN_C gives these to GCC too: tests/test_native_build.py builds them).
+ */
+#ifndef KPCA_PORTABLE_H
+#define KPCA_PORTABLE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KPCA_PLAIN_C)
+#define PV_GNU 1
+#else
+#define PV_GNU 0
+#endif
+
+#if PV_GNU
+typedef float pf4 __attribute__((vector_size(16)));
+typedef double pd2 __attribute__((vector_size(16)));
+typedef int32_t pi4 __attribute__((vector_size(16)));
+typedef uint32_t pu4 __attribute__((vector_size(16)));
+#define PV_GET(x, l) ((x)[l])
+/* inlined into its caller even where large: with its loop bounds constant there the
+   accumulators stay in registers */
+#define PV_INLINE static inline __attribute__((always_inline))
+#define PV_OP(T, name, op)                                                              \
+    static inline T name(T a, T b) { return a op b; }
+static inline pf4 pf4_set1(float s) { return (pf4){s, s, s, s}; }
+static inline pd2 pd2_set1(double s) { return (pd2){s, s}; }
+#else
+typedef struct {
+    float v[4];
+} pf4;
+typedef struct {
+    double v[2];
+} pd2;
+#define PV_GET(x, l) ((x).v[l])
+#define PV_INLINE static inline
+#define PV_OP(T, name, op)                                                              \
+    static inline T name(T a, T b)                                                      \
+    {                                                                                   \
+        for (int l = 0; l < (int)(sizeof a.v / sizeof a.v[0]); ++l)                     \
+            a.v[l] = a.v[l] op b.v[l];                                                  \
+        return a;                                                                       \
+    }
+static inline pf4
+pf4_set1(float s)
+{
+    pf4 r = {{s, s, s, s}};
+    return r;
+}
+static inline pd2
+pd2_set1(double s)
+{
+    pd2 r = {{s, s}};
+    return r;
+}
+#endif
+
+/* loads, stores and arithmetic of T (L lanes of S) */
+#define PV_BASICS(T, S, L, prefix)                                                      \
+    static inline T prefix##_load(const S *p)                                           \
+    {                                                                                   \
+        T r;                                                                            \
+        memcpy(&r, p, sizeof r);                                                        \
+        return r;                                                                       \
+    }                                                                                   \
+    static inline void prefix##_store(S *p, T x) { memcpy(p, &x, sizeof x); }           \
+    static inline T prefix##_zero(void) { return prefix##_set1(0); }                    \
+    PV_OP(T, prefix##_add, +)                                                           \
+    PV_OP(T, prefix##_sub, -)                                                           \
+    PV_OP(T, prefix##_mul, *)                                                           \
+    static inline T prefix##_fmadd(T a, T b, T c)                                       \
+    {                                                                                   \
+        return prefix##_add(prefix##_mul(a, b), c);                                     \
+    }                                                                                   \
+    static inline S prefix##_reduce(T x)                                                \
+    {                                                                                   \
+        S s = 0;                                                                        \
+        for (int l = 0; l < L; ++l)                                                     \
+            s += PV_GET(x, l);                                                          \
+        return s;                                                                       \
+    }
+
+PV_BASICS(pf4, float, 4, pf4)
+PV_BASICS(pd2, double, 2, pd2)
+
+/* x where x <= c (and where x is NaN), else c: min(x, c) keeping NaN */
+static inline pf4
+pf4_min_nan(pf4 x, float c)
+{
+#if PV_GNU
+    pf4 cv = pf4_set1(c);
+    pi4 above = x > cv; /* all ones where x > c; NaN compares false */
+    return (pf4)(((pi4)x & ~above) | ((pi4)cv & above));
+#else
+    for (int l = 0; l < 4; ++l)
+        x.v[l] = x.v[l] > c ? c : x.v[l];
+    return x;
+#endif
+}
+
+/* max(x, c) keeping NaN */
+static inline pf4
+pf4_max_nan(pf4 x, float c)
+{
+#if PV_GNU
+    pf4 cv = pf4_set1(c);
+    pi4 below = x < cv;
+    return (pf4)(((pi4)x & ~below) | ((pi4)cv & below));
+#else
+    for (int l = 0; l < 4; ++l)
+        x.v[l] = x.v[l] < c ? c : x.v[l];
+    return x;
+#endif
+}
+
+/* p 2^n, for t = n + 1.5 * 2^23 (n an integer in [-150, 128], held in t's low
+   mantissa bits), as p 2^h 2^(n - h) with h = floor(n / 2): both factors are normal,
+   so the first product is exact and the second rounds once (the gradual underflow of
+   an exact scaling). For NaN t the factors are some numbers, and p is NaN. */
+static inline pf4
+pf4_scale(pf4 p, pf4 t)
+{
+#if PV_GNU
+    pi4 n = (pi4)((pu4)t - 0x4B400000u); /* unsigned: wraps, never undefined */
+    pi4 h = n >> 1;
+    pf4 s1 = (pf4)((pu4)(h + 127) << 23), s2 = (pf4)((pu4)(n - h + 127) << 23);
+    return pf4_mul(pf4_mul(p, s1), s2);
+#else
+    for (int l = 0; l < 4; ++l) {
+        uint32_t bits;
+        memcpy(&bits, &t.v[l], sizeof bits);
+        int32_t n = (int32_t)(bits - 0x4B400000u);
+        int32_t h = n >= 0 ? n / 2 : -((1 - n) / 2); /* floor(n / 2) */
+        uint32_t e1 = (uint32_t)(h + 127) << 23, e2 = (uint32_t)(n - h + 127) << 23;
+        float s1, s2;
+        memcpy(&s1, &e1, sizeof s1);
+        memcpy(&s2, &e2, sizeof s2);
+        p.v[l] = p.v[l] * s1 * s2;
+    }
+    return p;
+#endif
+}
+
+#endif

@@ -1,0 +1,104 @@
+"""The compiled kernels as a compiler without GCC's vector extensions, on a CPU other
+than x86-64, builds them: only the portable variant, in plain C (``KPCA_PLAIN_C``,
+``KPCA_NO_X86``: src/kpca/_portable.h, src/kpca/_native.h). Built here with the
+machine's C compiler into a temporary folder, then checked against NumPy in float64:
+the path MSVC and other compilers take, which no other test reaches."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EPS = np.finfo(np.float32).eps
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc")
+         and (ROOT / "setup.py").is_file()),
+    reason="needs a C compiler and the source tree")
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The two extension modules built in plain C, portable variant only."""
+    out = tmp_path_factory.mktemp("plain")
+    env = {**os.environ, "CFLAGS": "-DKPCA_PLAIN_C -DKPCA_NO_X86"}
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(out),
+                    "--build-temp", str(out / "tmp")], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=600)
+    mods = {}
+    for name, sub in (("_tileprod", "operators"), ("_rbfexp", "kernels")):
+        path = next((out / "kpca" / sub).glob(f"{name}.*"))
+        spec = importlib.util.spec_from_file_location(name, path)
+        mods[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mods[name])
+    return mods
+
+
+def test_only_the_portable_variant(plain):
+    for mod in plain.values():
+        assert mod.variants() == ("portable",)
+        with pytest.raises(ValueError, match="cannot run the avx2 variant"):
+            mod.variant("avx2")
+
+
+def test_plain_exp_over_the_float32_range(plain):
+    """The exponential within 2^-23 of float64 exp, the same underflow, NaN, inf and
+    clamp behaviour as the vector variants (tests/kernels/test_rbfexp.py)."""
+    block = plain["_rbfexp"].variant("portable")["block"]
+
+    def run(x, clamp=False):
+        out = np.empty((1, len(x)), np.float32)
+        block(np.ones((1, 1), np.float32), x[:, None], clamp, out)
+        return out[0]
+
+    x = np.concatenate([np.linspace(-87.3, 88.7, 300_001),
+                        np.linspace(-110.0, -87.3, 20_001)]).astype(np.float32)
+    out, ref = run(x), np.exp(x.astype(np.float64))
+    normal = ref >= np.finfo(np.float32).tiny
+    np.testing.assert_array_less(np.abs(out - ref)[normal] / ref[normal], EPS)
+    assert np.all(np.abs(out - ref)[~normal] <= 1.5e-45) and np.all(out[x < -104] == 0)
+    special = np.array([np.nan, -np.inf, np.inf, 89.0, 1e30, -1e30, 0.0], np.float32)
+    got, clamped = run(special), run(special, clamp=True)
+    assert np.isnan(got[0]) and got[1] == 0 and np.isinf(got[2:5]).all() and got[5] == 0
+    assert got[6] == 1 and np.isnan(clamped[0]) and clamped[1] == 0
+    assert np.all(clamped[[2, 3, 4, 6]] == 1) and clamped[5] == 0
+
+
+@pytest.mark.parametrize(("m", "c", "p"), [(1, 1, 1), (9, 37, 5), (64, 100, 22), (3, 16, 30)])
+def test_plain_block_and_product(plain, m, c, p):
+    """The RBF block (row and panel remainders) and the tile product (4-row blocks and
+    the rest, both products, the sums) against float64 NumPy."""
+    rng = np.random.default_rng(m * c * p)
+    rbf = plain["_rbfexp"].variant("portable")
+    A = rng.standard_normal((m, p)).astype(np.float32)
+    B = (-0.3 * rng.random((c, p))).astype(np.float32)
+    out = np.empty((m, c), np.float32)
+    rbf["block"](A, B, False, out)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    ref = np.exp(A64 @ B64.T)
+    assert np.all(np.abs(out - ref) <= ref * (p * EPS * (np.abs(A64) @ np.abs(B64).T)
+                                              + 3 * EPS))
+    tp = plain["_tileprod"].variant("portable")
+    assert tuple(tp["widths"]) == (4, 2)
+    for dtype, b in ((np.float32, 8), (np.float64, 6)):
+        T = rng.standard_normal((m, c)).astype(dtype)
+        VJ = rng.standard_normal((c, b)).astype(dtype)
+        VI = rng.standard_normal((m, b)).astype(dtype)
+        WI, WJ = np.zeros((m, b), dtype), np.zeros((c, b), dtype)
+        rs, cs = np.zeros(m, dtype), np.zeros(c, dtype)
+        tp["product"](T, VJ, VI, WI, WJ, True, rs, cs)
+        T64 = T.astype(np.float64)
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(WI, T64 @ VJ, rtol=tol, atol=tol * c)
+        np.testing.assert_allclose(WJ, T64.T @ VI, rtol=tol, atol=tol * m)
+        np.testing.assert_allclose(rs, T64.sum(1), rtol=tol, atol=tol * c)
+        np.testing.assert_allclose(cs, T64.sum(0), rtol=tol, atol=tol * m)
