@@ -29,6 +29,7 @@
 /* --- portable: 16-byte vectors (_portable.h), 4 float32 or 2 float64 values */
 #define TARGET
 #define ROWS 4
+#define PAIRS 1
 #define SCALAR float
 #define VEC pf4
 #define LANES 4
@@ -46,6 +47,7 @@
 
 #define TARGET
 #define ROWS 4
+#define PAIRS 1
 #define SCALAR double
 #define VEC pd2
 #define LANES 2
@@ -82,6 +84,7 @@ avx2_reduce_pd(__m256d x)
 
 #define TARGET TARGET_AVX2
 #define ROWS 4
+#define PAIRS 1
 #define SCALAR float
 #define VEC __m256
 #define LANES 8
@@ -98,7 +101,8 @@ avx2_reduce_pd(__m256d x)
 #include "_tileprod_undef.h"
 
 #define TARGET TARGET_AVX2
-#define ROWS 8
+#define ROWS 4
+#define PAIRS 1
 #define SCALAR double
 #define VEC __m256d
 #define LANES 4
@@ -117,6 +121,7 @@ avx2_reduce_pd(__m256d x)
 /* --- avx512: 512-bit registers, 16 float32 or 8 float64 values */
 #define TARGET TARGET_AVX512
 #define ROWS 8
+#define PAIRS 0
 #define SCALAR float
 #define VEC __m512
 #define LANES 16
@@ -134,6 +139,7 @@ avx2_reduce_pd(__m256d x)
 
 #define TARGET TARGET_AVX512
 #define ROWS 8
+#define PAIRS 0
 #define SCALAR double
 #define VEC __m512d
 #define LANES 8

@@ -1,7 +1,8 @@
 /*
  * The kernel of _tileprod.c, written once for every variant and type: _tileprod.c
  * includes this file once per (variant, type), with SCALAR, VEC, LANES (values per
- * vector), ROWS (rows of T per step), the vector operations (VLOAD, VSTORE, VSET1,
+ * vector), ROWS (rows of T per step), PAIRS (1: two vectors of columns per step
+ * where the block has an even number of them), the vector operations (VLOAD, VSTORE, VSET1,
  * VFMADD, VMUL, VADD, VZERO, VREDUCE), TARGET (the variant's target attribute, or
  * nothing) and FUNC (the function's name) defined for it.
  */
@@ -17,7 +18,51 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
        s in registers */
     for (; r + ROWS <= m; r += ROWS) {
         const SCALAR *t = T + r * c;
-        for (Py_ssize_t q = 0; q < b; q += LANES) {
+        Py_ssize_t q = 0;
+#if PAIRS
+        /* two vectors of columns at a time: each broadcast of T serves twice as many
+           FMAs, and 2 ROWS independent accumulators hide the FMAs' latency where there
+           are too few registers for 8 rows (AVX2, SSE2: 16); the rows of V[I] are read
+           from L1 rather than held */
+        for (; q + 2 * LANES <= b; q += 2 * LANES) {
+            VEC a[ROWS][2];
+            for (int i = 0; i < ROWS; ++i)
+                a[i][0] = a[i][1] = VZERO();
+            for (Py_ssize_t j = 0; j < c; ++j) {
+                VEC vj0 = VLOAD(VJ + j * b + q), vj1 = VLOAD(VJ + j * b + q + LANES);
+                if (both) {
+                    VEC p0 = VZERO(), p1 = VZERO(), u0 = VZERO(), u1 = VZERO();
+                    for (int i = 0; i < ROWS; i += 2) {
+                        VEC s = VSET1(t[i * c + j]), z = VSET1(t[(i + 1) * c + j]);
+                        const SCALAR *vi = VI + (r + i) * b + q;
+                        a[i][0] = VFMADD(s, vj0, a[i][0]);
+                        a[i][1] = VFMADD(s, vj1, a[i][1]);
+                        a[i + 1][0] = VFMADD(z, vj0, a[i + 1][0]);
+                        a[i + 1][1] = VFMADD(z, vj1, a[i + 1][1]);
+                        p0 = VFMADD(s, VLOAD(vi), p0);
+                        p1 = VFMADD(s, VLOAD(vi + LANES), p1);
+                        u0 = VFMADD(z, VLOAD(vi + b), u0);
+                        u1 = VFMADD(z, VLOAD(vi + b + LANES), u1);
+                    }
+                    SCALAR *wj = WJ + j * b + q;
+                    VSTORE(wj, VADD(VLOAD(wj), VADD(p0, u0)));
+                    VSTORE(wj + LANES, VADD(VLOAD(wj + LANES), VADD(p1, u1)));
+                }
+                else
+                    for (int i = 0; i < ROWS; ++i) {
+                        VEC s = VSET1(t[i * c + j]);
+                        a[i][0] = VFMADD(s, vj0, a[i][0]);
+                        a[i][1] = VFMADD(s, vj1, a[i][1]);
+                    }
+            }
+            for (int i = 0; i < ROWS; ++i) {
+                SCALAR *wi = WI + (r + i) * b + q;
+                VSTORE(wi, VADD(VLOAD(wi), a[i][0]));
+                VSTORE(wi + LANES, VADD(VLOAD(wi + LANES), a[i][1]));
+            }
+        }
+#endif
+        for (; q < b; q += LANES) {
             VEC a[ROWS], v[ROWS], s[ROWS];
             for (int i = 0; i < ROWS; ++i) {
                 a[i] = VZERO();

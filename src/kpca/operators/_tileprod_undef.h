@@ -1,6 +1,7 @@
 /* Ends one instantiation of _tileprod_kernel.h (see _tileprod.c). */
 #undef TARGET
 #undef ROWS
+#undef PAIRS
 #undef SCALAR
 #undef VEC
 #undef LANES

@@ -1,0 +1,153 @@
+"""The compiled kernels' variants side by side: the 20k exact fit and one matrix-free pass.
+
+For each variant of ``KPCA_NATIVE`` (avx512, avx2, portable, and off: NumPy only) that
+this CPU runs, a fresh process (the variable is read at import) is started --rounds
+times, the variants in turn (avx2, portable, off, avx2, ...), so that a slow spell of a
+shared machine falls on all of them. Each process touches --warm GB of memory, makes
+a warm-up fit, then times
+
+* the exact fit of bench_fit.py's problem: ``KernelPCA(k, kernel="rbf", gamma=1/d,
+  precision="float32")`` on --n Gaussian rows of d columns (K stored: the construction
+  pass, then block Lanczos over the stored tiles), --repeats times;
+* one pass of the matrix-free operator at --n-pass rows (``memory_limit=--memory-limit``
+  with ``partial=False``, as ``KernelPCA`` builds it; the script checks that no tile is
+  stored): ``K~ V`` for a block of --block columns (24: the matrix-free block of
+  k = 10), --repeats times;
+
+and reports the medians. The table gives, per variant, the median and range of the
+processes' medians and the ratio to NumPy's. A variant this CPU cannot run is listed
+as such. ``--emulate-old-cpu`` adds NumPy and the portable variant as on an x86-64 CPU
+without AVX2: NumPy's own AVX2 loops disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``)
+and OpenBLAS's Nehalem kernels (``OPENBLAS_CORETYPE=Nehalem``).
+
+    python benchmarks/bench_variants.py                 # 20,000-row fit, 40,000-row pass
+    python benchmarks/bench_variants.py --rounds 5 --emulate-old-cpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+CHILD = r"""
+import json, statistics, time
+import numpy as np
+import kpca
+from kpca.operators import _tiled
+from kpca.kernels import _standard, RBF
+from kpca.operators import TiledKernelOperator, center
+from kpca._memory import parse_memory
+a = np.ones(int({warm} * 2**30) // 8); del a
+d, k = {d}, {k}
+rng = np.random.default_rng(0)
+kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0,
+               precision="float32").fit(rng.normal(size=(2000, d)))
+out = {{"tile": _tiled.NATIVE_VARIANT.variant, "rbf": _standard.NATIVE_RBF_VARIANT.variant}}
+X = np.random.default_rng(0).normal(size=({n}, d))
+fits = []
+for _ in range({repeats}):
+    t = time.perf_counter()
+    kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0,
+                   precision="float32").fit(X)
+    fits.append(time.perf_counter() - t)
+out["fit"] = statistics.median(fits)
+X = np.random.default_rng(1).normal(size=({n_pass}, d))
+op = TiledKernelOperator(RBF(gamma=1.0 / d), X, dtype=np.float32,
+                         memory_limit=parse_memory({memory_limit!r}), partial=False)
+assert op.fraction_stored == 0, op.fraction_stored
+op, _ = center(op, inplace=True)
+V = np.random.default_rng(2).normal(size=({n_pass}, {block}))
+passes = []
+for _ in range({repeats}):
+    t = time.perf_counter()
+    op.matmat(V)
+    passes.append(time.perf_counter() - t)
+out["pass"] = statistics.median(passes)
+print(json.dumps(out))
+"""
+
+#: NumPy and OpenBLAS as on an x86-64 CPU without AVX2 (--emulate-old-cpu)
+OLD_CPU = {"NPY_DISABLE_CPU_FEATURES": "X86_V3", "OPENBLAS_CORETYPE": "Nehalem"}
+
+
+def runnable() -> tuple[str, ...]:
+    """The variants this CPU runs (asked of the built extension in a child process, so
+    that this process's own KPCA_NATIVE does not matter)."""
+    code = ("from kpca.operators import _tiled; e = _tiled._tileprod_ext; "
+            "print(' '.join(e.variants()) if e else '')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "KPCA_NATIVE": "off"})
+    return tuple(out.stdout.split())
+
+
+def run(variant: str, args: argparse.Namespace, extra: dict[str, str]) -> dict:
+    code = CHILD.format(warm=args.warm, d=args.d, k=args.k, n=args.n, n_pass=args.n_pass,
+                        repeats=args.repeats, memory_limit=args.memory_limit,
+                        block=args.block)
+    env = {**os.environ, "KPCA_NATIVE": variant, **extra}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20000, help="rows of the exact fit")
+    ap.add_argument("--n-pass", type=int, default=40000, help="rows of the matrix-free pass")
+    ap.add_argument("--d", type=int, default=20)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--block", type=int, default=24, help="columns of the pass's block")
+    ap.add_argument("--memory-limit", default="3GB", help="the pass's operator budget")
+    ap.add_argument("--repeats", type=int, default=3, help="timings per process")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per variant")
+    ap.add_argument("--warm", type=float, default=2.0, help="GB touched first")
+    ap.add_argument("--emulate-old-cpu", action="store_true",
+                    help="also NumPy and portable as on a CPU without AVX2")
+    args = ap.parse_args(argv)
+    can = runnable()
+    rows = [(v, v, {}) for v in ("avx512", "avx2", "portable") if v in can]
+    rows.append(("off", "numpy", {}))
+    if args.emulate_old_cpu:
+        if "portable" in can:
+            rows.append(("portable", "portable, no-AVX2 CPU (emulated)", OLD_CPU))
+        rows.append(("off", "numpy, no-AVX2 CPU (emulated)", OLD_CPU))
+    runs: dict[str, list[dict]] = {label: [] for _, label, _ in rows}
+    for r in range(args.rounds):
+        for variant, label, extra in rows:
+            res = run(variant, args, extra)
+            want = None if variant == "off" else variant
+            assert res["tile"] == res["rbf"] == want, res
+            runs[label].append(res)
+            print(f"round {r + 1}: {label}: fit {res['fit']:.3f} s, pass {res['pass']:.3f} s",
+                  file=sys.stderr)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; variants "
+          f"this CPU runs: {', '.join(can) or 'none (not built)'}; medians of "
+          f"{args.rounds} processes x {args.repeats} timings")
+    print(f"\n| variant | {args.n:,}-row fit (s) | vs NumPy | one matrix-free pass, "
+          f"{args.n_pass:,} rows, {args.block} columns (s) | vs NumPy |")
+    print("|---|---|---|---|---|")
+    base = {key: {label: statistics.median(r[key] for r in runs[label]) for label in runs}
+            for key in ("fit", "pass")}
+
+    def cell(label: str, key: str) -> str:
+        vals = [r[key] for r in runs[label]]
+        return f"{statistics.median(vals):.3f} ({min(vals):.3f}-{max(vals):.3f})"
+
+    for _, label, extra in rows:
+        ref = "numpy, no-AVX2 CPU (emulated)" if extra else "numpy"
+        ratios = [base[key][ref] / base[key][label] for key in ("fit", "pass")]
+        print(f"| {label} | {cell(label, 'fit')} | {ratios[0]:.2f}x | "
+              f"{cell(label, 'pass')} | {ratios[1]:.2f}x |")
+    for v in ("avx512", "avx2", "portable"):
+        if v not in can:
+            print(f"| {v} | this CPU cannot run it | | | |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
