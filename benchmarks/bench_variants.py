@@ -14,11 +14,14 @@ a warm-up fit, then times
   stored): ``K~ V`` for a block of --block columns (24: the matrix-free block of
   k = 10), --repeats times;
 
-and reports the medians. The table gives, per variant, the median and range of the
-processes' medians and the ratio to NumPy's. A variant this CPU cannot run is listed
-as such. ``--emulate-old-cpu`` adds NumPy and the portable variant as on an x86-64 CPU
-without AVX2: NumPy's own AVX2 loops disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``)
-and OpenBLAS's Nehalem kernels (``OPENBLAS_CORETYPE=Nehalem``).
+with --n-jobs worker threads (default: all cores) and BLAS held to as many threads,
+and reports the medians of the wall-clock time and of the process's CPU time (the
+work done, which other processes on a loaded machine disturb less). The table gives,
+per variant, the median and range of the processes' medians and the ratio to NumPy's.
+A variant this CPU cannot run is listed as such. ``--emulate-old-cpu`` adds NumPy
+and the portable variant as on an x86-64 CPU without AVX2: NumPy's own AVX2 loops
+disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``) and OpenBLAS's Nehalem kernels
+(``OPENBLAS_CORETYPE=Nehalem``).
 
     python benchmarks/bench_variants.py                 # 20,000-row fit, 40,000-row pass
     python benchmarks/bench_variants.py --rounds 5 --emulate-old-cpu
@@ -37,37 +40,39 @@ import sys
 CHILD = r"""
 import json, statistics, time
 import numpy as np
+from threadpoolctl import threadpool_limits
 import kpca
 from kpca.operators import _tiled
 from kpca.kernels import _standard, RBF
 from kpca.operators import TiledKernelOperator, center
 from kpca._memory import parse_memory
 a = np.ones(int({warm} * 2**30) // 8); del a
-d, k = {d}, {k}
+d, k, jobs = {d}, {k}, {n_jobs}
+blas = threadpool_limits(jobs) if jobs is not None else None  # BLAS as many threads
 rng = np.random.default_rng(0)
-kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0,
-               precision="float32").fit(rng.normal(size=(2000, d)))
+kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, precision="float32",
+               n_jobs=jobs).fit(rng.normal(size=(2000, d)))
 out = {{"tile": _tiled.NATIVE_VARIANT.variant, "rbf": _standard.NATIVE_RBF_VARIANT.variant}}
+
+def timed(fn):
+    walls, cpus = [], []
+    for _ in range({repeats}):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return statistics.median(walls), statistics.median(cpus)
+
 X = np.random.default_rng(0).normal(size=({n}, d))
-fits = []
-for _ in range({repeats}):
-    t = time.perf_counter()
-    kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0,
-                   precision="float32").fit(X)
-    fits.append(time.perf_counter() - t)
-out["fit"] = statistics.median(fits)
+out["fit"], out["fit_cpu"] = timed(lambda: kpca.KernelPCA(
+    k, kernel="rbf", gamma=1.0 / d, random_state=0, precision="float32", n_jobs=jobs).fit(X))
 X = np.random.default_rng(1).normal(size=({n_pass}, d))
-op = TiledKernelOperator(RBF(gamma=1.0 / d), X, dtype=np.float32,
+op = TiledKernelOperator(RBF(gamma=1.0 / d), X, dtype=np.float32, n_jobs=jobs,
                          memory_limit=parse_memory({memory_limit!r}), partial=False)
 assert op.fraction_stored == 0, op.fraction_stored
 op, _ = center(op, inplace=True)
 V = np.random.default_rng(2).normal(size=({n_pass}, {block}))
-passes = []
-for _ in range({repeats}):
-    t = time.perf_counter()
-    op.matmat(V)
-    passes.append(time.perf_counter() - t)
-out["pass"] = statistics.median(passes)
+out["pass"], out["pass_cpu"] = timed(lambda: op.matmat(V))
 print(json.dumps(out))
 """
 
@@ -88,7 +93,7 @@ def runnable() -> tuple[str, ...]:
 def run(variant: str, args: argparse.Namespace, extra: dict[str, str]) -> dict:
     code = CHILD.format(warm=args.warm, d=args.d, k=args.k, n=args.n, n_pass=args.n_pass,
                         repeats=args.repeats, memory_limit=args.memory_limit,
-                        block=args.block)
+                        block=args.block, n_jobs=args.n_jobs)
     env = {**os.environ, "KPCA_NATIVE": variant, **extra}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
@@ -105,6 +110,8 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-limit", default="3GB", help="the pass's operator budget")
     ap.add_argument("--repeats", type=int, default=3, help="timings per process")
     ap.add_argument("--rounds", type=int, default=3, help="processes per variant")
+    ap.add_argument("--n-jobs", type=int, default=None,
+                    help="worker threads, and BLAS threads (default: all cores)")
     ap.add_argument("--warm", type=float, default=2.0, help="GB touched first")
     ap.add_argument("--emulate-old-cpu", action="store_true",
                     help="also NumPy and portable as on a CPU without AVX2")
@@ -123,26 +130,29 @@ def main(argv=None) -> int:
             want = None if variant == "off" else variant
             assert res["tile"] == res["rbf"] == want, res
             runs[label].append(res)
-            print(f"round {r + 1}: {label}: fit {res['fit']:.3f} s, pass {res['pass']:.3f} s",
-                  file=sys.stderr)
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; variants "
-          f"this CPU runs: {', '.join(can) or 'none (not built)'}; medians of "
-          f"{args.rounds} processes x {args.repeats} timings")
-    print(f"\n| variant | {args.n:,}-row fit (s) | vs NumPy | one matrix-free pass, "
-          f"{args.n_pass:,} rows, {args.block} columns (s) | vs NumPy |")
+            print(f"round {r + 1}: {label}: fit {res['fit']:.3f} s (CPU {res['fit_cpu']:.3f}), "
+                  f"pass {res['pass']:.3f} s (CPU {res['pass_cpu']:.3f})", file=sys.stderr)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, n_jobs "
+          f"{args.n_jobs or 'all'}; variants this CPU runs: "
+          f"{', '.join(can) or 'none (not built)'}; medians of {args.rounds} processes x "
+          f"{args.repeats} timings; wall-clock s (CPU s)")
+    print(f"\n| variant | {args.n:,}-row fit | vs NumPy, wall (CPU) | one matrix-free pass, "
+          f"{args.n_pass:,} rows, {args.block} columns | vs NumPy, wall (CPU) |")
     print("|---|---|---|---|---|")
-    base = {key: {label: statistics.median(r[key] for r in runs[label]) for label in runs}
-            for key in ("fit", "pass")}
 
-    def cell(label: str, key: str) -> str:
-        vals = [r[key] for r in runs[label]]
-        return f"{statistics.median(vals):.3f} ({min(vals):.3f}-{max(vals):.3f})"
+    def med(label: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[label])
 
     for _, label, extra in rows:
         ref = "numpy, no-AVX2 CPU (emulated)" if extra else "numpy"
-        ratios = [base[key][ref] / base[key][label] for key in ("fit", "pass")]
-        print(f"| {label} | {cell(label, 'fit')} | {ratios[0]:.2f}x | "
-              f"{cell(label, 'pass')} | {ratios[1]:.2f}x |")
+        cells = []
+        for key in ("fit", "pass"):
+            vals = [r[key] for r in runs[label]]
+            cells.append(f"{med(label, key):.3f} ({med(label, key + '_cpu'):.3f}); wall "
+                         f"{min(vals):.3f}-{max(vals):.3f}")
+            cells.append(f"{med(ref, key) / med(label, key):.2f}x "
+                         f"({med(ref, key + '_cpu') / med(label, key + '_cpu'):.2f}x)")
+        print(f"| {label} | " + " | ".join(cells) + " |")
     for v in ("avx512", "avx2", "portable"):
         if v not in can:
             print(f"| {v} | this CPU cannot run it | | | |")
