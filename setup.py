@@ -11,14 +11,16 @@ setup(
         Extension(
             "kpca.operators._tileprod",
             ["src/kpca/operators/_tileprod.c"],
-            depends=["src/kpca/operators/_tileprod_kernel.h", "src/kpca/operators/_tileprod_undef.h",
+            depends=["src/kpca/operators/_tileprod_kernel.h",
+                     "src/kpca/operators/_tileprod_undef.h", "src/kpca/kernels/_rbfblock.h",
                      "src/kpca/_native.h", "src/kpca/_portable.h"],
             optional=True,
         ),
         Extension(
             "kpca.kernels._rbfexp",
             ["src/kpca/kernels/_rbfexp.c"],
-            depends=["src/kpca/_native.h", "src/kpca/_portable.h"],
+            depends=["src/kpca/_native.h", "src/kpca/_portable.h",
+                     "src/kpca/kernels/_rbfblock.h"],
             optional=True,
         ),
     ]

@@ -5,12 +5,13 @@ from run to run. To measure a change, this runs --pairs pairs of fresh processes
 per tree, alternating (before, after, before, ...). Each process imports kpca from its
 tree's ``src`` folder, touches --warm GB of memory, makes a 1,000-row warm-up fit, and
 then, for each n of --n, fits ``kpca.KernelPCA`` (RBF, gamma = 1/d, k components,
-random Gaussian data, as bench_fit.py) --repeats times and reports the median. The
-table gives, per n, the range of those medians for each tree and the ratio of their
-medians. kpca only: scikit-learn is not run.
+random Gaussian data, as bench_fit.py; with --memory-limit and --n-jobs) --repeats
+times and reports the median. The table gives, per n, the range of those medians for
+each tree and the ratio of their medians. kpca only: scikit-learn is not run.
 
     git worktree add /tmp/kpca-before <commit>
     python benchmarks/ab_fit.py --before /tmp/kpca-before/src --after src
+    python benchmarks/ab_fit.py --before ... --after src --n 40000 --memory-limit 3GB --n-jobs 1
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ assert kpca.__file__.startswith({src!r}), kpca.__file__
 a = np.ones(int({warm} * 2**30) // 8); del a
 d, k = {d}, {k}
 rng = np.random.default_rng(0)
-kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0).fit(rng.normal(size=(1000, d)))
+kw = dict(memory_limit={memory_limit!r}, n_jobs={n_jobs!r})
+kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, **kw).fit(
+    rng.normal(size=(1000, d)))
 out = {{}}
 for n in {sizes!r}:
     X = np.random.default_rng(0).normal(size=(n, d))
     times = []
     for _ in range({repeats}):
         t = time.perf_counter()
-        kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0).fit(X)
+        kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, **kw).fit(X)
         times.append(time.perf_counter() - t)
     out[n] = statistics.median(times)
 print(json.dumps(out))
@@ -46,7 +49,8 @@ print(json.dumps(out))
 
 def run_tree(src: str, args: argparse.Namespace) -> dict[int, float]:
     code = CHILD.format(src=src, warm=args.warm, d=args.d, k=args.k, sizes=args.n,
-                        repeats=args.repeats)
+                        repeats=args.repeats, memory_limit=args.memory_limit,
+                        n_jobs=args.n_jobs)
     env = dict(os.environ, PYTHONPATH=src)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
@@ -63,6 +67,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="fits per size and process")
     ap.add_argument("--pairs", type=int, default=4, help="before/after process pairs")
     ap.add_argument("--warm", type=float, default=3.0, help="GB touched first")
+    ap.add_argument("--memory-limit", default=None, help="KernelPCA's memory_limit (e.g. 3GB: "
+                    "matrix-free at 40,000 rows)")
+    ap.add_argument("--n-jobs", type=int, default=None, help="KernelPCA's n_jobs")
     args = ap.parse_args(argv)
     runs: dict[str, list[dict[int, float]]] = {"before": [], "after": []}
     for _ in range(args.pairs):

@@ -35,7 +35,8 @@ import scipy.sparse as sp
 from ._config import get_config
 from ._parallel import job_threads, run_blocks
 from .kernels import FourierFeatures, Kernel, Precomputed
-from .operators import Centering, n_threads
+from .kernels import _standard as _rbf_kernels
+from .operators import Centering, _tiled, n_threads
 
 logger = logging.getLogger("kpca")
 
@@ -291,6 +292,26 @@ class FittedSubspace:
                 and isinstance(self.basis, np.ndarray) and X.dtype.kind == "f"
                 and self.basis.dtype.kind == "f" and X.shape[0] > 0)
 
+    def _compiled_rows(self, prep: Any, Cr: np.ndarray, rows: int) -> Any:
+        """The compiled loop over a block's pieces (``rows_rbf`` of the variant in use,
+        :data:`kpca.operators._tiled.NATIVE`), or None where it does not apply: the RBF
+        kernel in float32 with few enough features for its compiled block, and at
+        least ``native_rbf_pack_rows`` (a setting, read when the columns were prepared)
+        rows to transform (fewer do not pay for packing
+        the expansion points, unless they are packed already: NumPy's path, as
+        ``RBF.block_prepared`` decides). It evaluates and multiplies a block's pieces
+        as the Python loop does, with the GIL released for the whole block."""
+        fns = _tiled._tileprod if _tiled.NATIVE else None
+        if (getattr(fns, "rows_rbf", None) is None or Cr.dtype != np.float32
+                or not isinstance(self.kernel, _rbf_kernels.RBF)
+                or not isinstance(prep, _rbf_kernels._RBFPrepared)
+                or prep.aug.dtype != np.float32
+                or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
+            return None
+        if rows >= prep.limits[1]:
+            prep.pack()
+        return fns if prep.panels() is not None else None
+
     def _transform_fused(self, X: np.ndarray, C: np.ndarray, b: np.ndarray,
                          out: np.ndarray, workers: int) -> None:
         """``transform`` in pieces of ``fused_rows x fused_cols`` kernel values, each
@@ -309,18 +330,25 @@ class FittedSubspace:
         prep = self.prepare()
         cfg = get_config()
         piece_rows, piece_cols = cfg["fused_rows"], cfg["fused_cols"]
+        fns = self._compiled_rows(prep, Cr, X.shape[0])
+        if fns is not None:
+            Cr, panels, sgemm = np.ascontiguousarray(Cr), prep.panels(), _tiled._sgemm()
 
         def work(start: int) -> None:
             Xb = X[start : start + piece_rows]
             Xr = self.kernel.prepare_rows(Xb, prep)  # once for all column pieces
             r = Xb.shape[0]
             acc = np.zeros((r, Ca.shape[1]), dtype=dt)
-            buf = np.empty(r * piece_cols, dtype=rows_dt)
-            for c0 in range(0, m, piece_cols):
-                c1 = min(m, c0 + piece_cols)
-                P = buf[: r * (c1 - c0)].reshape(r, c1 - c0)
-                self.kernel.block_prepared(Xr, prep[c0:c1], out=P)
-                acc += P @ Cr[c0:c1]
+            if fns is not None and isinstance(Xr, _rbf_kernels._RBFRows):
+                # every piece in one compiled call, the GIL released throughout
+                fns.rows_rbf(Xr.aug, prep.aug, panels, Xr.clamp, Cr, acc, piece_cols, sgemm)
+            else:
+                buf = np.empty(r * piece_cols, dtype=rows_dt)
+                for c0 in range(0, m, piece_cols):
+                    c1 = min(m, c0 + piece_cols)
+                    P = buf[: r * (c1 - c0)].reshape(r, c1 - c0)
+                    self.kernel.block_prepared(Xr, prep[c0:c1], out=P)
+                    acc += P @ Cr[c0:c1]
             Y = acc[:, :k] - b
             if self.normalize:
                 sq = np.asarray(self.kernel_diag(Xb), dtype=np.float64)

@@ -336,23 +336,33 @@ def test_packed_refusals(use, variant):
 @pytest.mark.parametrize("memory_limit", ["256MB", "12MB"])
 def test_fits_without_the_kernel_agree(monkeypatch, use, variant, memory_limit):
     """A float32 fit (K stored, or recomputed in pieces on every pass) makes its RBF
-    blocks with the compiled kernel's variant where it is chosen, and with NumPy where
-    it is not (None: NATIVE_RBF false): the same eigenvalues, and the same scores of
-    new rows, as NumPy's."""
+    blocks with the compiled variant where it is chosen (the kernels' block and the
+    operator's compiled loops over tiles, which use the same block), and with NumPy
+    where it is not (None): the same eigenvalues, and the same scores of new rows, as
+    NumPy's."""
+    import kpca.operators._tiled as tiled
+
     rng = np.random.default_rng(3)
     X, X_new = rng.standard_normal((1500, 5)), rng.standard_normal((300, 5))
     calls = []
     fns = use(variant)
+    tile_fns = None if variant is None else _native.bind(tiled._tileprod_ext, variant)
+    monkeypatch.setattr(tiled, "NATIVE", tile_fns is not None)
     if fns is not None:
-        class Spy:
-            pack_panels = staticmethod(fns.pack_panels)
-
-            @staticmethod
-            def block(*args):
+        def counted(fn):
+            def call(*args):
                 calls.append(1)
-                return fns.block(*args)
+                return fn(*args)
+            return staticmethod(call)
 
-        monkeypatch.setattr(standard, "_rbfexp", Spy)
+        monkeypatch.setattr(standard, "_rbfexp", type("Spy", (), {
+            "pack_panels": staticmethod(fns.pack_panels), "block": counted(fns.block)}))
+        monkeypatch.setattr(tiled, "_tileprod", type("Spy", (), {
+            "name": tile_fns.name, "widths": tile_fns.widths,
+            **{f: counted(getattr(tile_fns, f))
+               for f in ("product", "fused_rbf", "build_rbf", "rows_rbf")}}))
+    else:
+        monkeypatch.setattr(tiled, "_tileprod", None)
 
     def fit():
         return kpca.KernelPCA(6, kernel="rbf", gamma=0.2, eigen_solver="krylov",
@@ -363,6 +373,8 @@ def test_fits_without_the_kernel_agree(monkeypatch, use, variant, memory_limit):
     Z = with_kernel.transform(X_new)
     assert bool(calls) == (variant is not None)
     use(None)
+    monkeypatch.setattr(tiled, "NATIVE", False)
+    monkeypatch.setattr(tiled, "_tileprod", None)
     without = fit()
     n_calls = len(calls)
     Z0 = without.transform(X_new)

@@ -30,6 +30,7 @@ from .. import _native
 from .._config import get_config
 from .._parallel import run_blocks
 from ..kernels import Kernel
+from ..kernels import _standard as _rbf_kernels
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
@@ -58,6 +59,16 @@ NATIVE_WIDTH = ({} if _tileprod is None else
 # (``transform``'s pieces), l2_cache_bytes (the operator's pieces, :func:`fused_piece`)
 # and slice_rows (the slices of a stored float32 tile, centred and multiplied while
 # they are in cache)
+
+
+@functools.cache
+def _sgemm() -> Any:
+    """SciPy's Fortran BLAS ``sgemm``, as the PyCapsule the compiled pass calls
+    (``scipy.linalg.cython_blas``: the BLAS SciPy itself uses, held to one thread per
+    worker like NumPy's by :func:`kpca._parallel.run_blocks`)."""
+    from scipy.linalg import cython_blas
+
+    return cython_blas.__pyx_capi__["sgemm"]
 
 
 def fused_piece(itemsize: int) -> tuple[int, int]:
@@ -320,6 +331,9 @@ class TiledKernelOperator(KernelOperator):
         groups = [order[w :: self.workers] for w in range(self.workers)]
 
         shift = None if self._deferred else self._centering_rows()
+        # (a pass over stored tiles alone evaluates nothing)
+        fused = (self._compiled_pieces(shift) if build or len(self._store) < len(self.tiles)
+                 else None)
 
         def work(group: list[int]) -> np.ndarray:
             W = np.zeros((n, b), dtype=np.float64)
@@ -332,12 +346,18 @@ class TiledKernelOperator(KernelOperator):
                     rows = (i, self._tile_rows(i))
                 if T is None and not (build and t in self._keep):
                     # recomputed: evaluated and multiplied piece by piece in cache
+                    if fused is not None:  # every piece in one compiled call
+                        self._compiled_tile(fused, t, V, W, rows[1])
+                        continue
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
                     self._fused_tile(t, V, W, buf, shift, rows[1])
                     continue
                 if T is None and native:  # kept, built and multiplied slice by slice
                     T = self._store[t] = self._new_tile(t)
+                    if fused is not None:  # the slices' loop in one compiled call
+                        self._compiled_build(fused, t, T, Vn, W, lead, rows[1])
+                        continue
                     native_tile_product(
                         T, i == j, Vn, W, self.bounds[i], self.bounds[j], lead,
                         fill=functools.partial(self._evaluate_rows, t, T, rows[1]))
@@ -438,6 +458,59 @@ class TiledKernelOperator(KernelOperator):
         (an n x (d + 2) array the memory limit would have to count)."""
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         return self.kernel.prepare_rows(self.X[r0:r1], self._prep)
+
+    def _compiled_pieces(self, shift) -> Any:
+        """The compiled loops over a tile's pieces or slices (the functions of the
+        variant in use, :data:`NATIVE`: ``fused_rbf`` for a recomputed tile,
+        ``build_rbf`` for a kept tile in the construction pass), or None where they do
+        not apply: the RBF kernel in float32 with few enough features for its compiled
+        block, and no centring inside the pieces (``shift``; the RBF kernel's centring
+        is deferred to the products). They make the pieces of :meth:`_fused_tile` and
+        the slices of :func:`native_tile_product`, in the same order, with the GIL
+        released for the whole tile, where the Python loops made several Python-level
+        calls per piece or slice: with many worker threads these queued on the GIL
+        (docs/benchmarks.md, issue 31)."""
+        fns = _tileprod if NATIVE else None
+        prep = self._prep
+        if (getattr(fns, "fused_rbf", None) is None or getattr(fns, "build_rbf", None) is None
+                or shift is not None or self.dtype != np.float32
+                or not isinstance(self.kernel, _rbf_kernels.RBF)
+                or not isinstance(prep, _rbf_kernels._RBFPrepared)
+                or prep.aug.dtype != np.float32
+                or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
+            return None
+        prep.pack()  # the columns' panels, once (where the kernels' block is compiled)
+        return fns
+
+    def _compiled_tile(self, fns: Any, t: int, V: np.ndarray, W: np.ndarray,
+                       X_rows: Any) -> None:
+        """:meth:`_fused_tile` in one compiled call (``fns.fused_rbf``,
+        :meth:`_compiled_pieces`). Each piece's two products: by the one-sweep tile
+        product where the variant has fused multiply-adds (avx2, avx512) and the block
+        is a multiple of its vector, else by BLAS's ``sgemm`` (:func:`_sgemm`; the
+        portable variant's products, without FMA, run at a fraction of BLAS's)."""
+        i, j = self.tiles[t]
+        r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
+        cols = self._prep[c0:c1]
+        sweep = (getattr(fns, "name", None) in ("avx2", "avx512")
+                 and V.shape[1] % fns.widths[0] == 0)
+        fns.fused_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0,
+                      i == j, self.piece[0], self.piece[1], self.kernel.constant_diag,
+                      None if sweep else _sgemm())
+
+    def _compiled_build(self, fns: Any, t: int, T: np.ndarray, V: np.ndarray, W: np.ndarray,
+                        lead: int, X_rows: Any) -> None:
+        """:func:`native_tile_product` with ``fill`` in one compiled call
+        (``fns.build_rbf``, :meth:`_compiled_pieces`): tile ``t`` evaluated into ``T``
+        ``slice_rows`` (a setting) rows at a time, each slice multiplied by ``V`` (the block's
+        columns after the ``lead`` column of ones, whose products are the row sums)
+        while it is in cache."""
+        i, j = self.tiles[t]
+        r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
+        cols = self._prep[c0:c1]
+        fns.build_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, T, V, W, r0, c0,
+                      i == j, get_config()["slice_rows"], self.kernel.constant_diag,
+                      bool(lead))
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
                     shift, X_rows: Any) -> None:

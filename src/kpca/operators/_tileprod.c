@@ -25,6 +25,9 @@
  * variants() lists those this CPU runs, variant(name) binds one.
  */
 #include "../_native.h"
+#include "../kernels/_rbfblock.h"
+#include <math.h>
+#include <stdlib.h>
 
 /* --- portable: 16-byte vectors (_portable.h), 4 float32 or 2 float64 values */
 #define TARGET
@@ -281,6 +284,469 @@ done:
     return result;
 }
 
+/* --- a matrix-free pass's tile of the RBF kernel, all its pieces in one call (docs/
+   math.md, "The eigenproblem"; the loop of TiledKernelOperator._fused_tile in C): each
+   piece K[a0:a1, e0:e1] is evaluated into a buffer (the compiled RBF block, its
+   diagonal set on the tile's diagonal), then W[a0:a1] += P V[e0:e1] and, off the
+   diagonal, W[e0:e1] += P^T V[a0:a1]: two BLAS products (sgemm, a pointer the caller
+   hands over from SciPy's cython_blas) or the one-sweep product above; each piece's
+   product is summed in float32 and added to W (float64), as NumPy's path does. The
+   GIL is released for the whole tile. */
+
+/* the Fortran BLAS sgemm (SciPy's cython_blas signature) */
+typedef void (*sgemm_fn)(char *, char *, int *, int *, int *, float *, float *, int *,
+                         float *, int *, float *, float *, int *);
+
+/* W[r:r+m] += T[0:m] (float32, b columns each) */
+static void
+add_rows(double *W, const float *T, Py_ssize_t m, Py_ssize_t b)
+{
+    for (Py_ssize_t i = 0; i < m * b; ++i)
+        W[i] += (double)T[i];
+}
+
+typedef struct {
+    int v;                      /* variant */
+    const float *A, *B, *panels; /* rows (m_t x p), columns (c_t x p), their panels */
+    Py_ssize_t p, r0, r1, c0, c1, b, rows, cols;
+    int clamp, diagonal, has_diag;
+    float diag;
+    const float *V;
+    double *W;
+    sgemm_fn sgemm;
+    float *P, *TI, *TJ, *pack; /* workspace */
+} fused_args;
+
+/* one piece: rows a0:a1, columns e0:e1 of K (absolute indices) */
+static void
+fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py_ssize_t e1)
+{
+    Py_ssize_t pr = a1 - a0, pc = e1 - e0, p = f->p, b = f->b;
+    const float *panels;
+    if (f->panels != NULL && (e0 - f->c0) % 16 == 0)
+        panels = f->panels + ((e0 - f->c0) / 16) * p * 16;
+    else { /* a piece that does not start on a panel: its columns packed now */
+        pack(f->B + (e0 - f->c0) * p, pc, p, f->pack);
+        panels = f->pack;
+    }
+    float *P = f->P;
+    rbf_block[f->v](f->A + (a0 - f->r0) * p, pr, p, panels, pc, P, f->clamp);
+    int on_diagonal = f->diagonal && a0 == e0; /* a square piece across the diagonal */
+    if (on_diagonal && f->has_diag)
+        for (Py_ssize_t i = 0; i < pr; ++i)
+            P[i * pc + i] = f->diag;
+    if (b == 0)
+        return;
+    const float *VJ = f->V + e0 * b, *VI = f->V + a0 * b;
+    if (f->sgemm != NULL) {
+        /* row-major X = Y Z is column-major X^T = Z^T Y^T */
+        int M = (int)b, N = (int)pr, K = (int)pc, ldp = (int)pc;
+        float one = 1.0f, zero = 0.0f;
+        char nn = 'N', tt = 'T';
+        f->sgemm(&nn, &nn, &M, &N, &K, &one, (float *)VJ, &M, P, &ldp, &zero, f->TI, &M);
+        add_rows(f->W + a0 * b, f->TI, pr, b);
+        if (!on_diagonal) {
+            N = (int)pc;
+            K = (int)pr;
+            f->sgemm(&nn, &tt, &M, &N, &K, &one, (float *)VI, &M, P, &ldp, &zero, f->TJ, &M);
+            add_rows(f->W + e0 * b, f->TJ, pc, b);
+        }
+    }
+    else {
+        memset(f->TI, 0, (size_t)(pr * b) * sizeof(float));
+        if (!on_diagonal)
+            memset(f->TJ, 0, (size_t)(pc * b) * sizeof(float));
+        kernels[f->v].f32(P, pr, pc, b, VJ, VI, f->TI, on_diagonal ? f->TI : f->TJ,
+                          !on_diagonal, NULL, NULL);
+        add_rows(f->W + a0 * b, f->TI, pr, b);
+        if (!on_diagonal)
+            add_rows(f->W + e0 * b, f->TJ, pc, b);
+    }
+}
+
+/* every piece of the tile, in the order of TiledKernelOperator._fused_tile */
+static void
+fused_tile(const fused_args *f)
+{
+    for (Py_ssize_t a0 = f->r0; a0 < f->r1; a0 += f->rows) {
+        Py_ssize_t a1 = a0 + f->rows < f->r1 ? a0 + f->rows : f->r1;
+        if (!f->diagonal)
+            for (Py_ssize_t e0 = f->c0; e0 < f->c1; e0 += f->cols)
+                fused_piece(f, a0, a1, e0, e0 + f->cols < f->c1 ? e0 + f->cols : f->c1);
+        else /* square pieces of `rows`, below the diagonal and across it */
+            for (Py_ssize_t e0 = f->r0; e0 <= a0; e0 += f->rows)
+                fused_piece(f, a0, a1, e0, e0 + f->rows < f->r1 ? e0 + f->rows : f->r1);
+    }
+}
+
+static PyObject *
+fused_rbf(PyObject *self, PyObject *args)
+{
+    int v = kpca_variant_of(self);
+    if (v < 0)
+        return NULL;
+    Py_buffer A = {0}, B = {0}, Q = {0}, V = {0}, W = {0};
+    PyObject *a, *bb, *q, *vv, *w, *d, *blas, *result = NULL;
+    fused_args f = {0};
+    Py_ssize_t r0, c0, rows, cols;
+    int clamp, diagonal;
+    void *work = NULL;
+    if (!PyArg_ParseTuple(args, "OOOpOOnnpnnOO", &a, &bb, &q, &clamp, &vv, &w, &r0, &c0,
+                          &diagonal, &rows, &cols, &d, &blas))
+        return NULL;
+    if (PyObject_GetBuffer(a, &A, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0 ||
+        PyObject_GetBuffer(bb, &B, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto done;
+    if (kind(&A) != 'f' || kind(&B) != 'f' || A.ndim != 2 || B.ndim != 2 ||
+        A.shape[1] != B.shape[1]) {
+        PyErr_SetString(PyExc_TypeError, "A and B must be 2-D float32 arrays of as many columns");
+        goto done;
+    }
+    f.p = A.shape[1];
+    Py_ssize_t m_t = A.shape[0], c_t = B.shape[0], n;
+    if (PyObject_GetBuffer(vv, &V, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto done;
+    if (kind(&V) != 'f' || V.ndim != 2) {
+        PyErr_SetString(PyExc_TypeError, "V must be a 2-D float32 array");
+        goto done;
+    }
+    n = V.shape[0];
+    f.b = V.shape[1];
+    if (get(w, &W, 1, 2, n, f.b, "W", 'd') < 0)
+        goto done;
+    if (q != Py_None) {
+        if (PyObject_GetBuffer(q, &Q, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c_t + 15) / 16 ||
+            Q.shape[1] != f.p || Q.shape[2] != 16) {
+            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
+                         (c_t + 15) / 16, f.p);
+            goto done;
+        }
+    }
+    if (r0 < 0 || c0 < 0 || r0 + m_t > n || c0 + c_t > n || rows < 1 || cols < 1 ||
+        (diagonal && (r0 != c0 || m_t != c_t))) {
+        PyErr_SetString(PyExc_ValueError, "the tile (r0, c0, A's and B's rows) must lie in V's "
+                                          "rows, a diagonal tile square on the diagonal, and "
+                                          "the pieces at least 1 x 1");
+        goto done;
+    }
+    if (overlap(&W, &A) || overlap(&W, &B) || overlap(&W, &Q) || overlap(&W, &V)) {
+        PyErr_SetString(PyExc_ValueError, "W shares memory with an input");
+        goto done;
+    }
+    if (d != Py_None) {
+        f.diag = (float)PyFloat_AsDouble(d);
+        if (f.diag == -1.0f && PyErr_Occurred())
+            goto done;
+        f.has_diag = 1;
+    }
+    if (blas != Py_None) {
+        const char *name = PyCapsule_GetName(blas);
+        f.sgemm = name == NULL && PyErr_Occurred() ? NULL
+                                                   : (sgemm_fn)PyCapsule_GetPointer(blas, name);
+        if (f.sgemm == NULL)
+            goto done;
+        if (f.b > INT32_MAX || rows > INT32_MAX || cols > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
+            goto done;
+        }
+    }
+    else if (f.b % kernels[v].lanes_f32 != 0) {
+        PyErr_Format(PyExc_ValueError, "without BLAS, V's columns must be a multiple of %d",
+                     kernels[v].lanes_f32);
+        goto done;
+    }
+    f.v = v;
+    f.A = (const float *)A.buf;
+    f.B = (const float *)B.buf;
+    f.panels = Q.obj != NULL ? (const float *)Q.buf : NULL;
+    f.r0 = r0;
+    f.r1 = r0 + m_t;
+    f.c0 = c0;
+    f.c1 = c0 + c_t;
+    f.rows = rows;
+    f.cols = diagonal ? rows : cols;
+    f.clamp = clamp;
+    f.diagonal = diagonal;
+    f.V = (const float *)V.buf;
+    f.W = (double *)W.buf;
+    if (m_t > 0 && c_t > 0) {
+        /* the piece, the two products' float32 results and one piece's panels */
+        Py_ssize_t pr = rows < m_t ? rows : m_t, wc = diagonal ? pr : (cols < c_t ? cols : c_t);
+        Py_ssize_t mx = pr > wc ? pr : wc;
+        size_t size = (size_t)(pr * wc + 2 * mx * f.b + ((mx + 15) / 16) * 16 * f.p) *
+                      sizeof(float);
+        work = malloc(size ? size : 1);
+        if (work == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        f.P = (float *)work;
+        f.TI = f.P + pr * wc;
+        f.TJ = f.TI + mx * f.b;
+        f.pack = f.TJ + mx * f.b;
+        Py_BEGIN_ALLOW_THREADS
+        fused_tile(&f);
+        Py_END_ALLOW_THREADS
+    }
+    result = Py_NewRef(Py_None);
+done:
+    free(work);
+    PyBuffer_Release(&A);
+    PyBuffer_Release(&B);
+    PyBuffer_Release(&Q);
+    PyBuffer_Release(&V);
+    PyBuffer_Release(&W);
+    return result;
+}
+
+/* --- the construction pass's kept tile of the RBF kernel, in one call (the loop of
+   native_tile_product(fill=...) in C): the tile T = K[r0:r0+m, c0:c0+c] is evaluated
+   slice_rows rows at a time into its storage, each slice multiplied by the one-sweep
+   product while it is in cache, with the row and column sums (the first column of W
+   when lead) */
+static PyObject *
+build_rbf(PyObject *self, PyObject *args)
+{
+    int v = kpca_variant_of(self);
+    if (v < 0)
+        return NULL;
+    Py_buffer A = {0}, B = {0}, Q = {0}, T = {0}, V = {0}, W = {0};
+    PyObject *a, *bb, *q, *tt, *vv, *w, *d, *result = NULL;
+    Py_ssize_t r0, c0, slice;
+    int clamp, diagonal, lead, has_diag = 0;
+    float diag = 0.0f;
+    float *work = NULL;
+    if (!PyArg_ParseTuple(args, "OOOpOOOnnpnOp", &a, &bb, &q, &clamp, &tt, &vv, &w, &r0, &c0,
+                          &diagonal, &slice, &d, &lead))
+        return NULL;
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(a, &A, flags) < 0 || PyObject_GetBuffer(bb, &B, flags) < 0 ||
+        PyObject_GetBuffer(vv, &V, flags) < 0)
+        goto done;
+    if (kind(&A) != 'f' || kind(&B) != 'f' || A.ndim != 2 || B.ndim != 2 ||
+        A.shape[1] != B.shape[1] || kind(&V) != 'f' || V.ndim != 2) {
+        PyErr_SetString(PyExc_TypeError, "A, B (as many columns) and V must be 2-D float32 "
+                                         "arrays");
+        goto done;
+    }
+    Py_ssize_t p = A.shape[1], m = A.shape[0], c = B.shape[0], n = V.shape[0], b = V.shape[1];
+    if (get(tt, &T, 1, 2, m, c, "T", 'f') < 0 || get(w, &W, 1, 2, n, b + (lead ? 1 : 0), "W",
+                                                     'd') < 0)
+        goto done;
+    if (q != Py_None) {
+        if (PyObject_GetBuffer(q, &Q, flags) < 0)
+            goto done;
+        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c + 15) / 16 || Q.shape[1] != p ||
+            Q.shape[2] != 16) {
+            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
+                         (c + 15) / 16, p);
+            goto done;
+        }
+    }
+    if (b % kernels[v].lanes_f32 != 0) {
+        PyErr_Format(PyExc_ValueError, "V's columns must be a multiple of %d",
+                     kernels[v].lanes_f32);
+        goto done;
+    }
+    if (r0 < 0 || c0 < 0 || r0 + m > n || c0 + c > n || slice < 1 ||
+        (diagonal && (r0 != c0 || m != c))) {
+        PyErr_SetString(PyExc_ValueError, "the tile (r0, c0, A's and B's rows) must lie in V's "
+                                          "rows, a diagonal tile square on the diagonal, and "
+                                          "slice_rows at least 1");
+        goto done;
+    }
+    {
+        const Py_buffer *in[] = {&A, &B, &Q, &V}, *out[] = {&T, &W};
+        for (int i = 0; i < 4; ++i)
+            if (overlap(out[0], in[i]) || overlap(out[1], in[i]))
+                goto aliased;
+        if (overlap(&T, &W))
+            goto aliased;
+    }
+    if (d != Py_None) {
+        diag = (float)PyFloat_AsDouble(d);
+        if (diag == -1.0f && PyErr_Occurred())
+            goto done;
+        has_diag = 1;
+    }
+    if (m > 0 && c > 0) {
+        /* float32 sums of the tile's products (WI, WJ), its row and column sums, and the
+           columns' panels where they are not given */
+        size_t size = (size_t)(m * b + c * b + m + c + (Q.obj ? 0 : ((c + 15) / 16) * 16 * p));
+        work = (float *)calloc(size ? size : 1, sizeof(float));
+        if (work == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        float *WI = work, *WJ = WI + m * b, *rs = WJ + c * b, *cs = rs + m;
+        float *panels = Q.obj ? (float *)Q.buf : cs + c;
+        const float *Af = (const float *)A.buf, *Vf = (const float *)V.buf;
+        float *Tf = (float *)T.buf;
+        double *Wd = (double *)W.buf;
+        Py_ssize_t ld = b + (lead ? 1 : 0);
+        Py_BEGIN_ALLOW_THREADS
+        if (!Q.obj)
+            pack((const float *)B.buf, c, p, panels);
+        for (Py_ssize_t a0 = 0; a0 < m; a0 += slice) {
+            Py_ssize_t a1 = a0 + slice < m ? a0 + slice : m;
+            float *S = Tf + a0 * c;
+            rbf_block[v](Af + a0 * p, a1 - a0, p, panels, c, S, clamp);
+            if (diagonal && has_diag)
+                for (Py_ssize_t i = a0; i < a1; ++i)
+                    Tf[i * c + i] = diag;
+            kernels[v].f32(S, a1 - a0, c, b, Vf + c0 * b, Vf + (r0 + a0) * b, WI + a0 * b,
+                           diagonal ? WI : WJ, !diagonal, lead ? rs + a0 : NULL,
+                           lead && !diagonal ? cs : NULL);
+        }
+        for (Py_ssize_t i = 0; i < m; ++i) {
+            double *row = Wd + (r0 + i) * ld;
+            if (lead)
+                row[0] += (double)rs[i];
+            for (Py_ssize_t k = 0; k < b; ++k)
+                row[ld - b + k] += (double)WI[i * b + k];
+        }
+        if (!diagonal)
+            for (Py_ssize_t j = 0; j < c; ++j) {
+                double *row = Wd + (c0 + j) * ld;
+                if (lead)
+                    row[0] += (double)cs[j];
+                for (Py_ssize_t k = 0; k < b; ++k)
+                    row[ld - b + k] += (double)WJ[j * b + k];
+            }
+        Py_END_ALLOW_THREADS
+    }
+    result = Py_NewRef(Py_None);
+    goto done;
+aliased:
+    PyErr_SetString(PyExc_ValueError, "T or W shares memory with an input or each other");
+done:
+    free(work);
+    PyBuffer_Release(&A);
+    PyBuffer_Release(&B);
+    PyBuffer_Release(&Q);
+    PyBuffer_Release(&T);
+    PyBuffer_Release(&V);
+    PyBuffer_Release(&W);
+    return result;
+}
+
+/* --- transform's block of rows of the RBF kernel, all its pieces in one call (the
+   loop of FittedSubspace._transform_fused in C): acc += sum over the column pieces of
+   exp(A B[e0:e1]^T) C[e0:e1], each piece evaluated into a buffer and multiplied by
+   BLAS's sgemm while it is in cache, its float32 product added to acc (float32 or
+   float64) */
+static PyObject *
+rows_rbf(PyObject *self, PyObject *args)
+{
+    int v = kpca_variant_of(self);
+    if (v < 0)
+        return NULL;
+    Py_buffer A = {0}, B = {0}, Q = {0}, C = {0}, O = {0};
+    PyObject *a, *bb, *q, *cc, *o, *blas, *result = NULL;
+    Py_ssize_t cols;
+    int clamp;
+    float *work = NULL;
+    sgemm_fn sgemm = NULL;
+    if (!PyArg_ParseTuple(args, "OOOpOOnO", &a, &bb, &q, &clamp, &cc, &o, &cols, &blas))
+        return NULL;
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(a, &A, flags) < 0 || PyObject_GetBuffer(bb, &B, flags) < 0 ||
+        PyObject_GetBuffer(cc, &C, flags) < 0 ||
+        PyObject_GetBuffer(o, &O, flags | PyBUF_WRITABLE) < 0)
+        goto done;
+    if (kind(&A) != 'f' || kind(&B) != 'f' || kind(&C) != 'f' || A.ndim != 2 || B.ndim != 2 ||
+        C.ndim != 2 || A.shape[1] != B.shape[1] || (kind(&O) != 'f' && kind(&O) != 'd') ||
+        O.ndim != 2) {
+        PyErr_SetString(PyExc_TypeError, "A, B (as many columns) and C must be 2-D float32 "
+                                         "arrays, acc a 2-D float32 or float64 one");
+        goto done;
+    }
+    Py_ssize_t m = A.shape[0], p = A.shape[1], c = B.shape[0], k = C.shape[1];
+    if (C.shape[0] != c || O.shape[0] != m || O.shape[1] != k || cols < 1) {
+        PyErr_Format(PyExc_ValueError, "C must have shape (%zd, k) and acc (%zd, k), and cols "
+                                       "be at least 1", c, m);
+        goto done;
+    }
+    if (q != Py_None) {
+        if (PyObject_GetBuffer(q, &Q, flags) < 0)
+            goto done;
+        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c + 15) / 16 || Q.shape[1] != p ||
+            Q.shape[2] != 16) {
+            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
+                         (c + 15) / 16, p);
+            goto done;
+        }
+    }
+    if (overlap(&O, &A) || overlap(&O, &B) || overlap(&O, &Q) || overlap(&O, &C)) {
+        PyErr_SetString(PyExc_ValueError, "acc shares memory with an input");
+        goto done;
+    }
+    {
+        const char *name = PyCapsule_GetName(blas);
+        if (name == NULL && PyErr_Occurred())
+            goto done;
+        sgemm = (sgemm_fn)PyCapsule_GetPointer(blas, name);
+        if (sgemm == NULL)
+            goto done;
+    }
+    if (k > INT32_MAX || cols > INT32_MAX || m > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
+        goto done;
+    }
+    if (m > 0 && c > 0 && k > 0) {
+        Py_ssize_t pc = cols < c ? cols : c;
+        /* the piece, its product, and its panels (a piece that does not start on a
+           panel is packed even when the panels are given) */
+        size_t size = (size_t)(m * pc + m * k + ((pc + 15) / 16) * 16 * p);
+        work = (float *)malloc(size * sizeof(float));
+        if (work == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        float *P = work, *tmp = P + m * pc, *pk = tmp + m * k;
+        const float *Af = (const float *)A.buf, *Bf = (const float *)B.buf,
+                    *Cf = (const float *)C.buf, *Qf = Q.obj ? (const float *)Q.buf : NULL;
+        int is_double = kind(&O) == 'd';
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t e0 = 0; e0 < c; e0 += cols) {
+            Py_ssize_t e1 = e0 + cols < c ? e0 + cols : c, w = e1 - e0;
+            const float *panels;
+            if (Qf != NULL && e0 % 16 == 0)
+                panels = Qf + (e0 / 16) * p * 16;
+            else {
+                pack(Bf + e0 * p, w, p, pk);
+                panels = pk;
+            }
+            rbf_block[v](Af, m, p, panels, w, P, clamp);
+            /* row-major tmp (m x k) = P (m x w) C[e0:e1] (w x k) */
+            int M = (int)k, N = (int)m, K = (int)w;
+            float one = 1.0f, zero = 0.0f;
+            char nn = 'N';
+            sgemm(&nn, &nn, &M, &N, &K, &one, (float *)(Cf + e0 * k), &M, P, &K, &zero, tmp,
+                  &M);
+            if (is_double)
+                add_rows((double *)O.buf, tmp, m, k);
+            else {
+                float *out = (float *)O.buf;
+                for (Py_ssize_t i = 0; i < m * k; ++i)
+                    out[i] += tmp[i];
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    result = Py_NewRef(Py_None);
+done:
+    free(work);
+    PyBuffer_Release(&A);
+    PyBuffer_Release(&B);
+    PyBuffer_Release(&Q);
+    PyBuffer_Release(&C);
+    PyBuffer_Release(&O);
+    return result;
+}
+
 /* the functions variant() binds to a variant */
 static PyMethodDef bound[] = {
     {"product", product, METH_VARARGS,
@@ -290,6 +756,28 @@ static PyMethodDef bound[] = {
      "VI and WI (m, b), rs (m,), cs (c,); b a multiple of the variant's width\n"
      "(widths: float32, float64). No output may share memory with an input or\n"
      "another output. Releases the GIL."},
+    {"fused_rbf", fused_rbf, METH_VARARGS,
+     "fused_rbf(A, B, panels, clamp, V, W, r0, c0, diagonal, rows, cols, diag, sgemm):\n"
+     "W += K V over the tile K[r0:r0+m, c0:c0+c] of the RBF kernel (and its mirror below\n"
+     "the diagonal), K = exp(A B^T) (clamped at 0 if clamp) evaluated in pieces of rows x\n"
+     "cols (rows x rows on a diagonal tile) with `diag` (a float, or None) set on the\n"
+     "diagonal. A (m, p), B (c, p): the tile's rows and columns prepared, float32; panels:\n"
+     "B's panels (pack_panels) or None; V (n, b) float32, W (n, b) float64 (accumulated).\n"
+     "sgemm: a PyCapsule of the Fortran BLAS sgemm (scipy.linalg.cython_blas), or None for\n"
+     "the one-sweep product (b a multiple of widths[0]). Releases the GIL throughout."},
+    {"build_rbf", build_rbf, METH_VARARGS,
+     "build_rbf(A, B, panels, clamp, T, V, W, r0, c0, diagonal, slice_rows, diag, lead):\n"
+     "T = exp(A B^T) (clamped at 0 if clamp; `diag`, a float or None, on a diagonal\n"
+     "tile's diagonal), evaluated slice_rows rows at a time, each slice multiplied while\n"
+     "in cache: W[r0:r0+m, lead:] += T V[c0:c0+c] and, unless diagonal,\n"
+     "W[c0:c0+c, lead:] += T^T V[r0:r0+m]; with lead, W[:, 0] gets the row (and column)\n"
+     "sums. A (m, p), B (c, p), T (m, c), V (n, b) float32 (b a multiple of widths[0]),\n"
+     "W (n, lead + b) float64. Each tile's sums in float32, as product(). Releases the GIL."},
+    {"rows_rbf", rows_rbf, METH_VARARGS,
+     "rows_rbf(A, B, panels, clamp, C, acc, cols, sgemm): acc += exp(A B^T) C (clamped\n"
+     "at 0 if clamp), in pieces of cols columns, each multiplied by sgemm (a PyCapsule\n"
+     "of the Fortran BLAS sgemm) while in cache. A (m, p), B (c, p), C (c, k) float32;\n"
+     "panels: B's panels or None; acc (m, k) float32 or float64. Releases the GIL."},
     {NULL, NULL, 0, NULL},
 };
 

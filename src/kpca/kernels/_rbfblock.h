@@ -1,0 +1,329 @@
+/*
+ * The RBF kernel's block in every variant (avx512, avx2, portable; _native.h): the
+ * columns' panels (pack), the exponential and the block exp(A B^T), as described in
+ * _rbfexp.c. Included by _rbfexp.c (the kernels' block) and by
+ * ../operators/_tileprod.c (the matrix-free pass's pieces, evaluated and multiplied
+ * in one compiled call): one source, compiled into each module.
+ */
+#ifndef KPCA_RBFBLOCK_H
+#define KPCA_RBFBLOCK_H
+
+#include "../_native.h"
+
+/* B (c x p, row-major) as panels of 16 columns: P[q][k][0..15] = B[16 q + .., k],
+   zero past column c */
+static void
+pack(const float *B, Py_ssize_t c, Py_ssize_t p, float *P)
+{
+    Py_ssize_t panels = (c + 15) / 16;
+    for (Py_ssize_t q = 0; q < panels; ++q) {
+        float *dst = P + q * p * 16;
+        for (Py_ssize_t l = 0; l < 16; ++l) {
+            Py_ssize_t j = 16 * q + l;
+            for (Py_ssize_t k = 0; k < p; ++k)
+                dst[k * 16 + l] = j < c ? B[j * p + k] : 0.0f;
+        }
+    }
+}
+
+/* The exponential's constants (the scheme above), shared by every variant */
+#define EXP_LOW -104.0f     /* exp below: 0 (after gradual underflow) */
+#define EXP_HIGH 88.8f      /* exp above: inf */
+#define LOG2E 1.44269504088896341f
+#define LN2_HI 0.693359375f /* 9 bits: n LN2_HI is exact for |n| < 2^15 */
+#define LN2_LO -2.12194440e-4f
+#define P0 1.9875691500e-4f
+#define P1 1.3981999507e-3f
+#define P2 8.3334519073e-3f
+#define P3 4.1665795894e-2f
+#define P4 1.6666665459e-1f
+#define P5 5.0000001201e-1f
+
+/* --- portable: 16-byte vectors (_portable.h), 4 values each, 4 a panel. n is
+   rounded by adding and subtracting 1.5 * 2^23 (the integer is then in the sum's low
+   mantissa bits: no float-to-int conversion, which is undefined for NaN in C), and
+   2^n applied as two exact powers of two (pf4_scale: the same gradual underflow as
+   scalef). */
+#define ROUND_MAGIC 12582912.0f /* 1.5 * 2^23 */
+
+static inline pf4
+exp4(pf4 x, int clamp)
+{
+    if (clamp)
+        x = pf4_min_nan(x, 0.0f);
+    x = pf4_max_nan(x, EXP_LOW);
+    x = pf4_min_nan(x, EXP_HIGH);
+    pf4 t = pf4_fmadd(x, pf4_set1(LOG2E), pf4_set1(ROUND_MAGIC));
+    pf4 n = pf4_sub(t, pf4_set1(ROUND_MAGIC));
+    pf4 r = pf4_sub(x, pf4_mul(n, pf4_set1(LN2_HI)));
+    r = pf4_sub(r, pf4_mul(n, pf4_set1(LN2_LO)));
+    pf4 p = pf4_set1(P0);
+    p = pf4_fmadd(p, r, pf4_set1(P1));
+    p = pf4_fmadd(p, r, pf4_set1(P2));
+    p = pf4_fmadd(p, r, pf4_set1(P3));
+    p = pf4_fmadd(p, r, pf4_set1(P4));
+    p = pf4_fmadd(p, r, pf4_set1(P5));
+    p = pf4_fmadd(p, pf4_mul(r, r), r);
+    p = pf4_add(p, pf4_set1(1.0f));
+    return pf4_scale(p, t);
+}
+
+/* stores exp of the 8 exponents (e0, e1) at row[0..w) (w <= 8) */
+static inline void
+store_exp8(float *row, Py_ssize_t w, pf4 e0, pf4 e1, int clamp)
+{
+    pf4 v0 = exp4(e0, clamp), v1 = exp4(e1, clamp);
+    if (w == 8) {
+        pf4_store(row, v0);
+        pf4_store(row + 4, v1);
+    }
+    else { /* the last, partial half panel */
+        float tmp[8];
+        pf4_store(tmp, v0);
+        pf4_store(tmp + 4, v1);
+        memcpy(row, tmp, (size_t)w * sizeof(float));
+    }
+}
+
+/* out[i, j] = exp(A[i] . B[j]) for the 4 rows from i0 and the 8 columns of half h of
+   panel q (4 x 2 vectors of accumulators, named: 8 of SSE2's 16 registers) */
+static void
+block_portable_4(const float *A, Py_ssize_t p, const float *P, float *out, Py_ssize_t c,
+                 Py_ssize_t i0, Py_ssize_t q, int h, int clamp)
+{
+    Py_ssize_t j = 16 * q + 8 * h;
+    if (j >= c)
+        return;
+    pf4 a00 = pf4_zero(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+        a31 = a00;
+    const float *panel = P + q * p * 16 + 8 * h, *x = A + i0 * p;
+    for (Py_ssize_t k = 0; k < p; ++k) {
+        pf4 b0 = pf4_load(panel + k * 16), b1 = pf4_load(panel + k * 16 + 4);
+        pf4 s = pf4_set1(x[k]);
+        a00 = pf4_fmadd(s, b0, a00);
+        a01 = pf4_fmadd(s, b1, a01);
+        s = pf4_set1(x[p + k]);
+        a10 = pf4_fmadd(s, b0, a10);
+        a11 = pf4_fmadd(s, b1, a11);
+        s = pf4_set1(x[2 * p + k]);
+        a20 = pf4_fmadd(s, b0, a20);
+        a21 = pf4_fmadd(s, b1, a21);
+        s = pf4_set1(x[3 * p + k]);
+        a30 = pf4_fmadd(s, b0, a30);
+        a31 = pf4_fmadd(s, b1, a31);
+    }
+    Py_ssize_t w = c - j < 8 ? c - j : 8;
+    float *row = out + i0 * c + j;
+    store_exp8(row, w, a00, a01, clamp);
+    store_exp8(row + c, w, a10, a11, clamp);
+    store_exp8(row + 2 * c, w, a20, a21, clamp);
+    store_exp8(row + 3 * c, w, a30, a31, clamp);
+}
+
+/* the same for one row (the last m mod 4) */
+static void
+block_portable_1(const float *A, Py_ssize_t p, const float *P, float *out, Py_ssize_t c,
+                 Py_ssize_t i, Py_ssize_t q, int h, int clamp)
+{
+    Py_ssize_t j = 16 * q + 8 * h;
+    if (j >= c)
+        return;
+    pf4 a0 = pf4_zero(), a1 = a0;
+    const float *panel = P + q * p * 16 + 8 * h, *x = A + i * p;
+    for (Py_ssize_t k = 0; k < p; ++k) {
+        pf4 s = pf4_set1(x[k]);
+        a0 = pf4_fmadd(s, pf4_load(panel + k * 16), a0);
+        a1 = pf4_fmadd(s, pf4_load(panel + k * 16 + 4), a1);
+    }
+    store_exp8(out + i * c + j, c - j < 8 ? c - j : 8, a0, a1, clamp);
+}
+
+static void
+rbf_block_portable(const float *A, Py_ssize_t m, Py_ssize_t p, const float *P, Py_ssize_t c,
+                   float *out, int clamp)
+{
+    Py_ssize_t panels = (c + 15) / 16, i = 0;
+    for (; i + 4 <= m; i += 4)
+        for (Py_ssize_t q = 0; q < panels; ++q) {
+            block_portable_4(A, p, P, out, c, i, q, 0, clamp);
+            block_portable_4(A, p, P, out, c, i, q, 1, clamp);
+        }
+    for (; i < m; ++i)
+        for (Py_ssize_t q = 0; q < panels; ++q) {
+            block_portable_1(A, p, P, out, c, i, q, 0, clamp);
+            block_portable_1(A, p, P, out, c, i, q, 1, clamp);
+        }
+}
+
+#if KPCA_X86
+/* --- avx2: a panel is two 256-bit registers; 4 rows x 1 panel of accumulators (8
+   of the 16 registers) */
+TARGET_AVX2 static inline __m256
+exp8(__m256 x, int clamp)
+{
+    if (clamp)
+        x = _mm256_min_ps(_mm256_setzero_ps(), x); /* NaN: the second operand */
+    x = _mm256_max_ps(_mm256_set1_ps(EXP_LOW), x);
+    x = _mm256_min_ps(_mm256_set1_ps(EXP_HIGH), x);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    __m256 p = _mm256_set1_ps(P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P5));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    /* 2^n as 2^h 2^(n - h) (see pf4_scale, _portable.h); NaN gives some integer, and p is NaN */
+    __m256i k = _mm256_cvtps_epi32(n);
+    __m256i h = _mm256_srai_epi32(k, 1);
+    __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, h), bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+block_avx2_r(const float *A, Py_ssize_t p, const float *P, float *out, Py_ssize_t c,
+             Py_ssize_t i0, int R, Py_ssize_t q, int clamp)
+{
+    __m256 acc[4][2];
+    for (int i = 0; i < 4; ++i)
+        acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    const float *panel = P + q * p * 16;
+    for (Py_ssize_t k = 0; k < p; ++k) {
+        __m256 b0 = _mm256_loadu_ps(panel + k * 16), b1 = _mm256_loadu_ps(panel + k * 16 + 8);
+        for (int i = 0; i < R; ++i) {
+            __m256 a = _mm256_broadcast_ss(A + (i0 + i) * p + k);
+            acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+        }
+    }
+    Py_ssize_t j = 16 * q;
+    for (int i = 0; i < R; ++i) {
+        float *row = out + (i0 + i) * c + j;
+        __m256 v0 = exp8(acc[i][0], clamp), v1 = exp8(acc[i][1], clamp);
+        if (j + 16 <= c) {
+            _mm256_storeu_ps(row, v0);
+            _mm256_storeu_ps(row + 8, v1);
+        }
+        else { /* the last, partial panel */
+            float tmp[16];
+            _mm256_storeu_ps(tmp, v0);
+            _mm256_storeu_ps(tmp + 8, v1);
+            memcpy(row, tmp, (size_t)(c - j) * sizeof(float));
+        }
+    }
+}
+
+TARGET_AVX2 static void
+rbf_block_avx2(const float *A, Py_ssize_t m, Py_ssize_t p, const float *P, Py_ssize_t c,
+               float *out, int clamp)
+{
+    Py_ssize_t panels = (c + 15) / 16;
+    for (Py_ssize_t i = 0; i < m; i += 4) {
+        if (m - i >= 4) /* the full register tile, spelled out: kept in registers */
+            for (Py_ssize_t q = 0; q < panels; ++q)
+                block_avx2_r(A, p, P, out, c, i, 4, q, clamp);
+        else
+            for (Py_ssize_t q = 0; q < panels; ++q)
+                block_avx2_r(A, p, P, out, c, i, (int)(m - i), q, clamp);
+    }
+}
+
+/* --- avx512: a panel is one 512-bit register; 4 rows x 4 panels of accumulators */
+TARGET_AVX512 static inline __m512
+exp16(__m512 x, int clamp)
+{
+    if (clamp)
+        x = _mm512_min_ps(_mm512_setzero_ps(), x); /* NaN: the second operand */
+    /* below EXP_LOW the result is 0 and above EXP_HIGH inf either way; the bounds keep
+       n finite (NaN passes both: the second operand is returned) */
+    x = _mm512_max_ps(_mm512_set1_ps(EXP_LOW), x);
+    x = _mm512_min_ps(_mm512_set1_ps(EXP_HIGH), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    __m512 p = _mm512_set1_ps(P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P5));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* out[i, j] = exp(A[i] . B[j]) for rows i0 <= i < i0 + R (R <= 4) and the columns of
+   panels q0 <= q < q0 + Q (Q <= 4); a partial last panel is stored masked. Always
+   inlined: with R and Q constant the 16 accumulators stay in registers */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+block_rq(const float *A, Py_ssize_t p, const float *P, float *out, Py_ssize_t c,
+         Py_ssize_t i0, int R, Py_ssize_t q0, int Q, int clamp)
+{
+    __m512 acc[4][4];
+    for (int i = 0; i < 4; ++i)
+        for (int q = 0; q < 4; ++q)
+            acc[i][q] = _mm512_setzero_ps();
+    for (Py_ssize_t k = 0; k < p; ++k) {
+        __m512 b[4];
+        for (int q = 0; q < Q; ++q)
+            b[q] = _mm512_loadu_ps(P + ((q0 + q) * p + k) * 16);
+        for (int i = 0; i < R; ++i) {
+            __m512 a = _mm512_set1_ps(A[(i0 + i) * p + k]);
+            for (int q = 0; q < Q; ++q)
+                acc[i][q] = _mm512_fmadd_ps(a, b[q], acc[i][q]);
+        }
+    }
+    for (int i = 0; i < R; ++i) {
+        float *row = out + (i0 + i) * c;
+        for (int q = 0; q < Q; ++q) {
+            Py_ssize_t j = 16 * (q0 + q);
+            __m512 v = exp16(acc[i][q], clamp);
+            if (j + 16 <= c)
+                _mm512_storeu_ps(row + j, v);
+            else
+                _mm512_mask_storeu_ps(row + j, (__mmask16)((1u << (c - j)) - 1u), v);
+        }
+    }
+}
+
+TARGET_AVX512 static void
+rbf_block_avx512(const float *A, Py_ssize_t m, Py_ssize_t p, const float *P, Py_ssize_t c,
+                 float *out, int clamp)
+{
+    Py_ssize_t panels = (c + 15) / 16;
+    for (Py_ssize_t i = 0; i < m; i += 4) {
+        int R = m - i >= 4 ? 4 : (int)(m - i);
+        Py_ssize_t q = 0;
+        /* the full register tile, 4 x 4, spelled out so the compiler keeps it in
+           registers; the edges with the general one */
+        if (R == 4)
+            for (; q + 4 <= panels; q += 4)
+                block_rq(A, p, P, out, c, i, 4, q, 4, clamp);
+        for (; q < panels; q += 4)
+            block_rq(A, p, P, out, c, i, R, q, panels - q >= 4 ? 4 : (int)(panels - q),
+                     clamp);
+    }
+}
+#endif
+
+typedef void (*rbf_block_fn)(const float *, Py_ssize_t, Py_ssize_t, const float *,
+                             Py_ssize_t, float *, int);
+
+/* each variant's block, by variant index */
+static const rbf_block_fn rbf_block[KPCA_VARIANTS] = {
+    rbf_block_portable,
+#if KPCA_X86
+    rbf_block_avx2,
+    rbf_block_avx512,
+#endif
+};
+
+#endif

@@ -1,0 +1,322 @@
+"""The compiled loops over a tile's pieces (``fused_rbf``: a matrix-free pass) and
+slices (``build_rbf``: the construction pass's kept tiles), in every variant this CPU
+runs: against a float64 dense reference and the Python loops they replace, on diagonal
+and off-diagonal tiles, pieces and tiles that do not divide the rows or start on a
+panel, one and several workers."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import kpca.operators._tiled as tiled
+from kpca import _native, config_context, get_config
+from kpca.kernels import RBF, Polynomial
+from kpca.operators import TiledKernelOperator, center
+
+VARIANTS = tiled._tileprod_ext.variants() if tiled._tileprod_ext is not None else ()
+every_variant = pytest.mark.parametrize("variant", VARIANTS)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """``spy(variant)``: the operator's compiled functions of that variant (None:
+    NumPy's path), counting the calls of each; returns the counts."""
+    def use(variant):
+        calls = {"fused_rbf": 0, "build_rbf": 0, "product": 0}
+        if variant is None:
+            monkeypatch.setattr(tiled, "_tileprod", None)
+            monkeypatch.setattr(tiled, "NATIVE", False)
+            return calls
+        fns = _native.bind(tiled._tileprod_ext, variant)
+
+        def counted(name):
+            def call(*args):
+                calls[name] += 1
+                return getattr(fns, name)(*args)
+            return call
+
+        ns = type("Spy", (), {name: staticmethod(counted(name)) for name in calls})
+        ns.name, ns.widths = fns.name, fns.widths
+        monkeypatch.setattr(tiled, "_tileprod", ns)
+        monkeypatch.setattr(tiled, "NATIVE", True)
+        monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
+            [np.dtype(np.float32), np.dtype(np.float64)], fns.widths, strict=True)))
+        return calls
+    return use
+
+
+def _dense(kernel, X, V):
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    H = np.eye(len(X)) - 1.0 / len(X)
+    return H @ K @ H @ V
+
+
+def _recomputed(kernel, X, **kw):
+    """A centred operator that stores no tile (every pass recomputes them)."""
+    op = TiledKernelOperator(kernel, X, dtype=np.float32, **kw)
+    op._store, op._keep = {}, set()
+    return center(op, inplace=True)[0]
+
+
+@every_variant
+@pytest.mark.parametrize(("piece", "tile"), [((128, 512), None), ((7, 5), 45), ((16, 32), 64),
+                                             ((16, 16), 333), ((9, 40), 100)])
+@pytest.mark.parametrize("b", [24, 12, 1])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_matrix_free_pass(spy, variant, piece, tile, b, n_jobs):
+    """Every recomputed tile goes through one compiled call (no Python piece), with
+    the products by the one-sweep kernel or BLAS (b = 12, 1: not a multiple of the
+    AVX2 vector); the result is the dense reference's, and the Python loop's to
+    float32 round-off."""
+    rng = np.random.default_rng(b)
+    X = rng.standard_normal((401, 6)) + 50  # far from the origin: the centre shift
+    V = rng.standard_normal((401, b))
+    kernel = RBF(gamma=0.1)
+    ref = _dense(kernel, X, V)
+    tol = 2e-5 * np.abs(ref).max()
+    results = {}
+    for v in (variant, None):
+        calls = spy(v)
+        op = _recomputed(kernel, X, tile=tile, piece=piece, n_jobs=n_jobs)
+        pieces = []
+        real = op._piece
+        op._piece = lambda *a, pieces=pieces, real=real: pieces.append(1) or real(*a)
+        results[v] = op.matmat(V)
+        np.testing.assert_allclose(results[v], ref, atol=tol)
+        if v is not None:
+            assert calls["fused_rbf"] == len(op.tiles) and not pieces
+        else:
+            assert pieces
+    np.testing.assert_allclose(results[variant], results[None], atol=5e-6 * np.abs(ref).max())
+
+
+@every_variant
+def test_matrix_free_fit_is_the_python_loops(spy, variant):
+    """A matrix-free float32 fit (KernelPCA's memory_limit) with the compiled loops and
+    with NumPy's: the same eigenvalues and scores to float32 round-off."""
+    import kpca
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1200, 5))
+    fits = {}
+    for v in (variant, None):
+        calls = spy(v)
+        fits[v] = kpca.KernelPCA(5, kernel="rbf", gamma=0.3, eigen_solver="krylov",
+                                 precision="float32", memory_limit="6MB",
+                                 random_state=0).fit(X)
+        assert (calls["fused_rbf"] > 0) == (v is not None)
+    np.testing.assert_allclose(fits[variant].eigenvalues_, fits[None].eigenvalues_, rtol=1e-5)
+    Z, Z0 = fits[variant].transform(X[:50]), fits[None].transform(X[:50])
+    np.testing.assert_allclose(np.abs(Z), np.abs(Z0), atol=1e-4 * np.abs(Z0).max())
+
+
+@every_variant
+@pytest.mark.parametrize("slice_rows", [8, 13, 128])
+@pytest.mark.parametrize(("tile", "b"), [(37, 16), (100, 32), (64, 0)])
+def test_construction_pass(spy, variant, slice_rows, tile, b):
+    """The construction pass builds every kept tile in one compiled call: the stored
+    tiles are the kernel matrix (the diagonal exactly 1), the row sums and the probe's
+    product those of a float64 dense reference, and of the Python loop."""
+    rng = np.random.default_rng(slice_rows)
+    X = rng.standard_normal((230, 4))
+    probe = rng.standard_normal((230, b)) if b else None
+    kernel = RBF(gamma=0.4)
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    built = {}
+    for v in (variant, None):
+        calls = spy(v)
+        with config_context(slice_rows=slice_rows):
+            op = TiledKernelOperator(kernel, X, dtype=np.float32, tile=tile, n_jobs=2,
+                                     probe=probe)
+        assert len(op._store) == len(op.tiles)
+        if v is not None:
+            assert calls["build_rbf"] == len(op.tiles) and calls["product"] == 0
+        for t, T in op._store.items():
+            i, j = op.tiles[t]
+            rows = slice(op.bounds[i], op.bounds[i + 1])
+            cols = slice(op.bounds[j], op.bounds[j + 1])
+            np.testing.assert_allclose(T, K[rows, cols], atol=2e-6)
+            if i == j:
+                assert np.all(np.diagonal(T) == 1.0)
+        np.testing.assert_allclose(op._row_sums, K.sum(axis=1), rtol=2e-5)
+        if b:
+            np.testing.assert_allclose(op._probe_product, K @ probe,
+                                       atol=2e-5 * np.abs(K @ probe).max())
+        built[v] = (op._row_sums, op._probe_product)
+    np.testing.assert_allclose(built[variant][0], built[None][0], rtol=1e-5)
+
+
+@every_variant
+def test_where_the_compiled_loops_do_not_apply(spy, variant):
+    """float64 tiles, another kernel, and a robust scale (centring inside the pieces)
+    keep the Python loops (the float32 RBF operator's construction is compiled)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((150, 3))
+    V = rng.standard_normal((150, 16))
+    calls = spy(variant)
+    op = TiledKernelOperator(RBF(gamma=0.3), X, dtype=np.float64, tile=40)
+    op._store, op._keep = {}, set()
+    op.matmat(V)
+    poly = Polynomial(gamma=0.5, degree=2, coef0=1.0)
+    _recomputed(poly, X, tile=40).matmat(V.astype(np.float32))
+    assert calls["fused_rbf"] == calls["build_rbf"] == 0
+    op = TiledKernelOperator(RBF(gamma=0.3), X, dtype=np.float32, tile=40)
+    assert calls["build_rbf"] == len(op.tiles)
+    op._store, op._keep = {}, set()
+    from kpca.operators._centering import Centering
+
+    c = Centering(row_means=op.row_means(), grand_mean=float(op.row_means().mean()),
+                  scale=np.linspace(0.5, 1.5, 150))
+    op.center_inplace(c)
+    assert op._compiled_pieces(op._centering_rows()) is None
+    op.matmat(V)
+    assert calls["fused_rbf"] == 0
+
+
+@every_variant
+def test_refusals(variant):
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    A = np.ones((10, 4), np.float32)
+    V = np.ones((30, 8), np.float32)
+    W = np.zeros((30, 8))
+    ok = (A, A, None, True, V, W, 0, 10, False, 4, 4, 1.0, None)
+    fns.fused_rbf(*ok)  # fine
+    with pytest.raises(TypeError, match="float32"):
+        fns.fused_rbf(A.astype(np.float64), *ok[1:])
+    with pytest.raises(ValueError, match=r"W must have shape \(30, 8\)"):
+        fns.fused_rbf(*ok[:5], np.zeros((30, 7)), *ok[6:])
+    with pytest.raises(ValueError, match="must lie in V's rows"):
+        fns.fused_rbf(*ok[:6], 25, *ok[7:])
+    with pytest.raises(ValueError, match="diagonal tile square"):
+        fns.fused_rbf(*ok[:8], True, *ok[9:])
+    with pytest.raises(ValueError, match="multiple of"):
+        fns.fused_rbf(*ok[:4], np.ones((30, 3), np.float32), np.zeros((30, 3)), *ok[6:])
+    with pytest.raises(ValueError, match=r"panels must have shape \(>= 1, 4, 16\)"):
+        fns.fused_rbf(A, A, np.ones((1, 3, 16), np.float32), *ok[3:])
+    with pytest.raises(ValueError, match="read-only"):
+        ro = W.copy()
+        ro.flags.writeable = False
+        fns.fused_rbf(*ok[:5], ro, *ok[6:])
+    T = np.empty((10, 10), np.float32)
+    W1 = np.zeros((30, 9))
+    good = (A, A, None, True, T, V, W1, 0, 10, False, 4, 1.0, True)
+    fns.build_rbf(*good)
+    with pytest.raises(ValueError, match=r"T must have shape \(10, 10\)"):
+        fns.build_rbf(*good[:4], np.empty((10, 9), np.float32), *good[5:])
+    with pytest.raises(ValueError, match=r"W must have shape \(30, 9\)"):
+        fns.build_rbf(*good[:6], W, *good[7:])
+    sgemm = tiled._sgemm()
+    C, acc = np.ones((10, 3), np.float32), np.zeros((10, 3))
+    fns.rows_rbf(A, A, None, False, C, acc, 4, sgemm)
+    np.testing.assert_allclose(acc, np.exp(A @ A.T) @ C, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"C must have shape \(10, k\) and acc \(10, k\)"):
+        fns.rows_rbf(A, A, None, False, C, np.zeros((10, 2)), 4, sgemm)
+    with pytest.raises(TypeError, match="float32"):
+        fns.rows_rbf(A, A, None, False, C.astype(np.float64), acc, 4, sgemm)
+    with pytest.raises(ValueError, match="shares memory"):
+        fns.rows_rbf(A, A, None, False, C, C, 4, sgemm)
+    with pytest.raises(ValueError, match="shares memory"):
+        fns.build_rbf(*good[:4], np.ones((10, 10), np.float32), *good[5:])  # fine
+        shared = np.zeros(300 + 100, np.float32)
+        fns.build_rbf(A, A, None, True, shared[:100].reshape(10, 10),
+                      shared[100:].reshape(30, 10)[:, :8].copy(), W1, 0, 10, False, 4, 1.0,
+                      True)
+        fns.build_rbf(A, A, None, True, shared[:100].reshape(10, 10),
+                      shared[:240].reshape(30, 8), W1, 0, 10, False, 4, 1.0, True)
+
+
+@every_variant
+def test_the_gil_is_released_for_the_tile(variant):
+    """While one thread is inside a compiled tile (about 0.1 s), another runs Python
+    code: it records times inside the call, which a GIL held for the call would
+    forbid."""
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((5000, 22)).astype(np.float32) * 0.1
+    V = rng.standard_normal((10000, 8)).astype(np.float32)
+    W = np.zeros((10000, 8))
+    stamps, done = [], threading.Event()
+
+    def other():
+        while not done.is_set():
+            stamps.append(time.perf_counter())
+
+    t = threading.Thread(target=other)
+    t.start()
+    time.sleep(0.01)
+    t0 = time.perf_counter()
+    fns.fused_rbf(A, A, None, False, V, W, 0, 5000, False, 128, 512, None, None)
+    t1 = time.perf_counter()
+    done.set()
+    t.join()
+    inside = [s for s in stamps if t0 + 0.2 * (t1 - t0) < s < t0 + 0.8 * (t1 - t0)]
+    assert inside, (t1 - t0, len(stamps))
+
+
+@every_variant
+@pytest.mark.parametrize("estimator", ["KernelPCA", "SphericalKernelPCA"])
+def test_transform(spy, variant, estimator):
+    """``transform`` of a float32 RBF model makes each block of rows in one compiled
+    call (``rows_rbf``; a spherical model's extra column too): the scores of NumPy's
+    loop to float32 round-off, and those of a float64 model to float32's accuracy;
+    fewer rows than the setting native_rbf_pack_rows keep NumPy's loop."""
+    import kpca
+
+    rng = np.random.default_rng(7)
+    X, X_new = rng.standard_normal((1100, 6)), rng.standard_normal((600, 6))
+    cls = getattr(kpca, estimator)
+    model = cls(4, kernel="rbf", gamma=0.2, precision="float32").fit(X)
+    exact = cls(4, kernel="rbf", gamma=0.2, precision="float64").fit(X)
+    calls = spy(None)
+    Z0, few0 = model.transform(X_new), model.transform(X_new[:5])
+    calls = {**spy(variant), "rows_rbf": 0}
+    fns = tiled._tileprod
+
+    def rows_rbf(*args):
+        calls["rows_rbf"] += 1
+        return _native.bind(tiled._tileprod_ext, variant).rows_rbf(*args)
+
+    fns.rows_rbf = staticmethod(rows_rbf)
+    Z = model.transform(X_new)
+    assert calls["rows_rbf"] == -(-600 // get_config()["fused_rows"])
+    np.testing.assert_allclose(Z, Z0, atol=2e-6 * np.abs(Z0).max())
+    Ze = exact.transform(X_new)
+    signs = np.sign((Z * Ze).sum(axis=0))
+    np.testing.assert_allclose(Z * signs, Ze, atol=2e-4 * np.abs(Ze).max())
+    assert 5 < get_config()["native_rbf_pack_rows"]
+    np.testing.assert_allclose(model.transform(X_new[:5]), few0, atol=2e-6 * np.abs(Z0).max())
+    assert calls["rows_rbf"] == -(-600 // get_config()["fused_rows"])
+
+
+@every_variant
+@pytest.mark.parametrize("cols", [1, 7, 16, 100, 1000])
+@pytest.mark.parametrize("with_panels", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_rbf_against_numpy(variant, cols, with_panels, dtype):
+    """``rows_rbf`` directly: pieces of any width, starting on a panel or not, from the
+    panels or the columns, into a float32 or float64 accumulator (added to what it
+    held): exp(A B^T) C of float64 NumPy, to float32 round-off."""
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    rng = np.random.default_rng(cols)
+    A = rng.standard_normal((19, 5)).astype(np.float32)
+    B = (-0.2 * rng.random((83, 5))).astype(np.float32)
+    C = rng.standard_normal((83, 3)).astype(np.float32)
+    panels = None
+    if with_panels:
+        panels = np.empty((6, 5, 16), np.float32)
+        _native.bind(standard_ext(), variant).pack_panels(B, panels)
+    acc0 = rng.standard_normal((19, 3)).astype(dtype)
+    acc = acc0.copy()
+    fns.rows_rbf(A, B, panels, False, C, acc, cols, tiled._sgemm())
+    ref = acc0 + np.exp(A.astype(np.float64) @ B.T.astype(np.float64)) @ C
+    np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def standard_ext():
+    from kpca.kernels import _standard
+
+    return _standard._rbfexp_ext
