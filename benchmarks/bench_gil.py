@@ -27,6 +27,10 @@ modes alternate (python, compiled, python, ...) in one process, --rounds times;
 BLAS is held to one thread (as ``run_blocks`` does for its workers; with one worker
 too, so that the modes compare the same work). Medians are printed.
 
+The construction pass of a stored operator (--n-build rows) is timed the same way:
+the Python loop over a kept tile's slices (``native_tile_product(fill=...)``: the
+compiled block and product per slice released) against ``build_rbf``.
+
     python benchmarks/bench_gil.py --n 40000 --n-jobs 1 2
 """
 
@@ -36,6 +40,7 @@ import argparse
 import statistics
 import threading
 import time
+import types
 from collections import defaultdict
 
 import numpy as np
@@ -63,6 +68,55 @@ class Timers:
             self.sums[key] += seconds
 
 
+def timed(fn, timers: Timers, key: str = "released"):
+    """``fn`` with its time added to ``timers[key]``."""
+    def call(*args, **kwargs):
+        s = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            timers.add(key, time.perf_counter() - s)
+    return call
+
+
+def construction(X: np.ndarray, jobs: int, mode: str, timers: Timers, probe: np.ndarray):
+    """The construction pass of a stored operator (every tile kept, built slice by
+    slice with the probe's product), with the Python slices' loop
+    (``native_tile_product(fill=...)``) or the compiled one (``build_rbf``), timed:
+    released = the compiled block and product calls (Python) or ``build_rbf``;
+    whole = each kept tile's work plus ``_tile_rows``."""
+    cls, fns, block = TiledKernelOperator, tiled._tileprod, tiled._rbf_kernels._rbfexp
+    saved = {name: getattr(cls, name) for name in ("_compiled_pieces", "_compiled_build",
+                                                   "_tile_rows")}
+    saved_ntp = tiled.native_tile_product
+    try:
+        real_pieces, real_build, real_rows = saved.values()
+        cls._tile_rows = lambda self, i: timed(real_rows, timers, "whole")(self, i)
+        if mode == "python":
+            cls._compiled_pieces = lambda self, shift: None
+            tiled.native_tile_product = timed(saved_ntp, timers, "whole")
+            tiled._tileprod = types.SimpleNamespace(
+                name=fns.name, widths=fns.widths, product=timed(fns.product, timers))
+            tiled._rbf_kernels._rbfexp = types.SimpleNamespace(
+                pack_panels=block.pack_panels, block=timed(block.block, timers))
+        else:
+            def build(self, fns_, *args):
+                proxy = types.SimpleNamespace(build_rbf=timed(fns_.build_rbf, timers))
+                return real_build(self, proxy, *args)
+            cls._compiled_build = lambda self, *a: timed(build, timers, "whole")(self, *a)
+        t = time.perf_counter()
+        op = TiledKernelOperator(RBF(gamma=1.0 / X.shape[1]), X, dtype=np.float32,
+                                 n_jobs=jobs, probe=probe, partial=False)
+        wall = time.perf_counter() - t
+        assert op.fraction_stored == 1
+        return wall
+    finally:
+        for name, value in saved.items():
+            setattr(cls, name, value)
+        tiled.native_tile_product = saved_ntp
+        tiled._tileprod, tiled._rbf_kernels._rbfexp = fns, block
+
+
 def instrument(op: TiledKernelOperator, timers: Timers) -> None:
     """Timers around the operator's per-tile work and the GIL-free calls inside it."""
     real_rows, real_compiled = op._tile_rows, op._compiled_tile
@@ -74,14 +128,11 @@ def instrument(op: TiledKernelOperator, timers: Timers) -> None:
         timers.add("whole", time.perf_counter() - t)
         return out
 
-    def compiled_tile(fn, t, V, W, X_rows):
-        def timed(*args):
-            s = time.perf_counter()
-            fn(*args)
-            timers.add("released", time.perf_counter() - s)
-
+    def compiled_tile(fns, t, V, W, X_rows):
+        proxy = types.SimpleNamespace(name=fns.name, widths=fns.widths,
+                                      fused_rbf=timed(fns.fused_rbf, timers))
         s = time.perf_counter()
-        real_compiled(timed, t, V, W, X_rows)
+        real_compiled(proxy, t, V, W, X_rows)
         timers.add("whole", time.perf_counter() - s)
 
     def fused_tile(t, V, W, buf, shift, X_rows):
@@ -132,6 +183,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--memory-limit", default="3GB")
+    ap.add_argument("--n-build", type=int, default=20000,
+                    help="rows of the stored operator whose construction pass is timed")
     args = ap.parse_args(argv)
     assert tiled.NATIVE and getattr(tiled._tileprod, "fused_rbf", None) is not None, \
         "the compiled kernels are not in use (KPCA_NATIVE=off, or not built)"
@@ -162,6 +215,24 @@ def main(argv=None) -> int:
                     t = time.perf_counter()
                     op.matmat(V)
                     wall = time.perf_counter() - t
+                    share = 1 - timers.sums["released"] / timers.sums["whole"]
+                    results[mode].append((wall, share))
+            for mode in ("python", "compiled"):
+                wall = statistics.median(r[0] for r in results[mode])
+                share = statistics.median(r[1] for r in results[mode])
+                print(f"| {jobs} | {mode} | {wall:.3f} | {100 * share:.1f} % |")
+        Xb = X[: args.n_build]
+        probe = np.random.default_rng(3).normal(size=(args.n_build, 16))
+        print(f"\nConstruction pass of the stored operator, {args.n_build:,} rows (every tile "
+              "kept), with a 16-column probe:\n")
+        print("| n_jobs | loop over slices | construction (s) | GIL held |")
+        print("|---|---|---|---|")
+        for jobs in args.n_jobs:
+            results = defaultdict(list)
+            for _ in range(args.rounds):
+                for mode in ("python", "compiled"):
+                    timers = Timers()
+                    wall = construction(Xb, jobs, mode, timers, probe)
                     share = 1 - timers.sums["released"] / timers.sums["whole"]
                     results[mode].append((wall, share))
             for mode in ("python", "compiled"):
