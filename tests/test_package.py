@@ -71,8 +71,8 @@ def test_the_wheel_holds_the_package_its_type_marker_and_the_examples(built):
     # the optional compiled kernels, built where this interpreter's platform can
     import kpca.kernels._standard as standard
     import kpca.operators._tiled as tiled
-    for module, name in ((tiled._tileprod, "kpca/operators/_tileprod."),
-                         (standard._rbfexp, "kpca/kernels/_rbfexp.")):
+    for module, name in ((tiled._tileprod_ext, "kpca/operators/_tileprod."),
+                         (standard._rbfexp_ext, "kpca/kernels/_rbfexp.")):
         if module is not None:
             assert [n for n in names if n.startswith(name) and n.endswith((".so", ".pyd"))]
 
@@ -83,7 +83,8 @@ def test_the_sdist_holds_what_a_build_needs(built):
     for needed in ("pyproject.toml", "setup.py", "README.md", "src/kpca/__init__.py",
                    "src/kpca/py.typed", "src/kpca/operators/_tileprod.c",
                    "src/kpca/operators/_tileprod_kernel.h", "src/kpca/kernels/_rbfexp.c",
-                   "src/kpca/_native.h", "examples/report.py"):
+                   "src/kpca/_native.h", "src/kpca/_portable.h", "src/kpca/kernels/_rbfblock.h",
+                   "src/kpca/operators/_tileprod_undef.h", "examples/report.py"):
         assert needed in names, needed
 
 
