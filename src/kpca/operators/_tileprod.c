@@ -204,6 +204,25 @@ get(PyObject *obj, Py_buffer *buf, int writable, int ndim, Py_ssize_t rows,
     return 0;
 }
 
+/* `q` (None, or B's packed panels) into `Q`: None leaves Q unfilled; otherwise a
+   C-contiguous float32 array of shape (>= ceil(c / 16), p, 16), the layout
+   pack_panels writes; -1 with an exception set if not */
+static int
+get_panels(PyObject *q, Py_buffer *Q, Py_ssize_t c, Py_ssize_t p)
+{
+    if (q == Py_None)
+        return 0;
+    if (PyObject_GetBuffer(q, Q, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (kind(Q) != 'f' || Q->ndim != 3 || Q->shape[0] < (c + 15) / 16 || Q->shape[1] != p ||
+        Q->shape[2] != 16) {
+        PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
+                     (c + 15) / 16, p);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 product(PyObject *self, PyObject *args)
 {
@@ -414,16 +433,8 @@ fused_rbf(PyObject *self, PyObject *args)
     f.b = V.shape[1];
     if (get(w, &W, 1, 2, n, f.b, "W", 'd') < 0)
         goto done;
-    if (q != Py_None) {
-        if (PyObject_GetBuffer(q, &Q, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-            goto done;
-        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c_t + 15) / 16 ||
-            Q.shape[1] != f.p || Q.shape[2] != 16) {
-            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
-                         (c_t + 15) / 16, f.p);
-            goto done;
-        }
-    }
+    if (get_panels(q, &Q, c_t, f.p) < 0)
+        goto done;
     if (r0 < 0 || c0 < 0 || r0 + m_t > n || c0 + c_t > n || rows < 1 || cols < 1 ||
         (diagonal && (r0 != c0 || m_t != c_t))) {
         PyErr_SetString(PyExc_ValueError, "the tile (r0, c0, A's and B's rows) must lie in V's "
@@ -535,16 +546,8 @@ build_rbf(PyObject *self, PyObject *args)
     if (get(tt, &T, 1, 2, m, c, "T", 'f') < 0 || get(w, &W, 1, 2, n, b + (lead ? 1 : 0), "W",
                                                      'd') < 0)
         goto done;
-    if (q != Py_None) {
-        if (PyObject_GetBuffer(q, &Q, flags) < 0)
-            goto done;
-        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c + 15) / 16 || Q.shape[1] != p ||
-            Q.shape[2] != 16) {
-            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
-                         (c + 15) / 16, p);
-            goto done;
-        }
-    }
+    if (get_panels(q, &Q, c, p) < 0)
+        goto done;
     if (b % kernels[v].lanes_f32 != 0) {
         PyErr_Format(PyExc_ValueError, "V's columns must be a multiple of %d",
                      kernels[v].lanes_f32);
@@ -669,16 +672,8 @@ rows_rbf(PyObject *self, PyObject *args)
                                        "be at least 1", c, m);
         goto done;
     }
-    if (q != Py_None) {
-        if (PyObject_GetBuffer(q, &Q, flags) < 0)
-            goto done;
-        if (kind(&Q) != 'f' || Q.ndim != 3 || Q.shape[0] < (c + 15) / 16 || Q.shape[1] != p ||
-            Q.shape[2] != 16) {
-            PyErr_Format(PyExc_ValueError, "panels must have shape (>= %zd, %zd, 16), float32",
-                         (c + 15) / 16, p);
-            goto done;
-        }
-    }
+    if (get_panels(q, &Q, c, p) < 0)
+        goto done;
     if (overlap(&O, &A) || overlap(&O, &B) || overlap(&O, &Q) || overlap(&O, &C)) {
         PyErr_SetString(PyExc_ValueError, "acc shares memory with an input");
         goto done;
