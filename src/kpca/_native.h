@@ -108,10 +108,10 @@ kpca_variant_of(PyObject *self)
 }
 
 /* variant(name) -> dict: the functions of `defs` (NULL-terminated) bound to variant
-   `name` (each gets the variant's index as its `self`), and "name"; a ValueError for a
-   variant this build lacks or this CPU cannot run */
+   `name` (each gets the variant's index as its `self`, and `module`'s name), and
+   "name"; a ValueError for a variant this build lacks or this CPU cannot run */
 static PyObject *
-kpca_bind(PyObject *args, PyMethodDef *defs, PyObject *module_name)
+kpca_bind(PyObject *module, PyObject *args, PyMethodDef *defs)
 {
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name))
@@ -131,7 +131,8 @@ kpca_bind(PyObject *args, PyMethodDef *defs, PyObject *module_name)
         return NULL;
     }
     PyObject *out = PyDict_New(), *self = PyLong_FromLong(v);
-    if (out == NULL || self == NULL)
+    PyObject *module_name = PyModule_GetNameObject(module);
+    if (out == NULL || self == NULL || module_name == NULL)
         goto fail;
     PyObject *s = PyUnicode_FromString(name);
     if (s == NULL || PyDict_SetItemString(out, "name", s) < 0) {
@@ -148,10 +149,12 @@ kpca_bind(PyObject *args, PyMethodDef *defs, PyObject *module_name)
         Py_DECREF(f);
     }
     Py_DECREF(self);
+    Py_DECREF(module_name);
     return out;
 fail:
     Py_XDECREF(out);
     Py_XDECREF(self);
+    Py_XDECREF(module_name);
     return NULL;
 }
 

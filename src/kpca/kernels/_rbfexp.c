@@ -148,12 +148,7 @@ static PyMethodDef bound[] = {
 static PyObject *
 variant(PyObject *module, PyObject *args)
 {
-    PyObject *name = PyModule_GetNameObject(module);
-    if (name == NULL)
-        return NULL;
-    PyObject *out = kpca_bind(args, bound, name);
-    Py_DECREF(name);
-    return out;
+    return kpca_bind(module, args, bound);
 }
 
 static PyMethodDef methods[] = {

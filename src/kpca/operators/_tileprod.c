@@ -779,11 +779,7 @@ static PyMethodDef bound[] = {
 static PyObject *
 variant(PyObject *module, PyObject *args)
 {
-    PyObject *name = PyModule_GetNameObject(module);
-    if (name == NULL)
-        return NULL;
-    PyObject *out = kpca_bind(args, bound, name);
-    Py_DECREF(name);
+    PyObject *out = kpca_bind(module, args, bound);
     if (out == NULL)
         return NULL;
     int v = (int)PyLong_AsLong(PyCFunction_GET_SELF(PyDict_GetItemString(out, "product")));
