@@ -165,8 +165,9 @@ def solver_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None =
 
 
 def machine_threads() -> int:
-    """Threads the cost model assumes: the cores this process may use (its CPU
-    affinity), not ``n_jobs``, so that every ``n_jobs`` makes the same choice."""
+    """Threads the cost model assumes: the cores this process may use (the
+    ``n_cores`` setting: affinity and cgroup quota), not ``n_jobs``, so that every
+    ``n_jobs`` makes the same choice."""
     from ..operators import n_threads
 
     return n_threads(None)
