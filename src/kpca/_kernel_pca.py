@@ -65,6 +65,7 @@ from .solvers import (
     EigenResult,
     choose_solver,
     dense_flops,
+    device_nystrom_start,
     eigsh_top,
     finalize,
     kernel_value_flops,
@@ -795,9 +796,18 @@ class KernelPCA(BaseKernelPCA):
         """
         n, k = plan.n, plan.k
         if plan.device_X is not None:
+            # as on the host: the Nystrom start block, multiplied in the construction
+            # pass with the row sums (the device solver then spends no pass on it)
             xp = device_namespace(plan.device_X)
+            stored = DeviceKernelOperator.stores(n, plan.dtype, plan.budget)
+            b = krylov_block_size(k, cheap_pass=stored, n=n)
+            probe = None
+            if (plan.solver == "krylov" and plan.fraction is None
+                    and krylov_basis_size(k, b) < n // 2):
+                probe = self._start_block(X, plan.kernel, b, rng, cheap_pass=stored,
+                                          device_X=plan.device_X)
             return DeviceKernelOperator(plan.kernel, plan.device_X, xp, dtype=plan.dtype,
-                                        memory_limit=plan.budget)
+                                        memory_limit=plan.budget, probe=probe)
         in_process = self._in_process(plan)
         if plan.distributed and not in_process:
             from .distributed import DaskKernelOperator
@@ -843,8 +853,8 @@ class KernelPCA(BaseKernelPCA):
     #: (n = 40,000-100,000 under 3 GB, 13-85 % of K kept: 18-38 % slower; issue 17)
     _partial_storage = False
 
-    def _start_block(self, X, kernel: Kernel, b: int, rng, *,
-                     cheap_pass: bool) -> np.ndarray | None:
+    def _start_block(self, X, kernel: Kernel, b: int, rng, *, cheap_pass: bool,
+                     device_X: Any = None) -> Any:
         """Start block of the block Lanczos solver, shape (n, b), orthonormal, or None.
 
         Its product with ``K`` rides on the operator's construction pass.
@@ -853,13 +863,22 @@ class KernelPCA(BaseKernelPCA):
         (:func:`kpca.solvers.nystrom_start`), on as many landmarks as
         :func:`kpca.solvers.start_landmarks` gives for passes that read a stored ``K``
         (``cheap_pass``) or recompute it: the solver then needs a pass or two over
-        ``K~`` fewer than from a random block.
+        ``K~`` fewer than from a random block. With ``device_X`` (the rows on their
+        device, ``X`` their host copy), the same block computed there
+        (:func:`kpca.solvers.device_nystrom_start`: the same landmarks).
         """
         if getattr(kernel, "requires_vectors", True) and not self._is_precomputed():
             m = start_landmarks(X.shape[0], cheap_pass, kernel.rank_bound(X.shape[1]))
+            if device_X is not None:
+                return device_nystrom_start(kernel, device_X, device_namespace(device_X), b,
+                                            center=self.center, n_landmarks=m,
+                                            random_state=rng)
             return nystrom_start(kernel, X, b, center=self.center, random_state=rng,
                                  n_landmarks=m, n_jobs=self.n_jobs)
-        return krylov_start(X.shape[0], b, rng)
+        Q = krylov_start(X.shape[0], b, rng)
+        if device_X is not None:
+            return from_host(Q, device_namespace(device_X), device_X.device)
+        return Q
 
     def _center_operator(self, op: KernelOperator, plan: _Plan, rng
                          ) -> tuple[KernelOperator, Centering, dict]:

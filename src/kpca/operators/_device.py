@@ -9,6 +9,9 @@ block while it is in device memory (for the RBF kernel on PyTorch tensors, one f
 pass that never writes a tile: ``kernels._device._fused_rbf_product``). Centring
 (docs/math.md, "Centring in feature space") is applied to the stored matrix once, or to
 each product, never as an n x n copy. Only length-n statistics (diagonal, row means) go to the host.
+The construction pass (the row sums centring needs) also multiplies the solver's start
+block, as :class:`~kpca.operators.TiledKernelOperator`'s does, so that block Lanczos
+spends no pass of its own on it; every product is logged as a 'pass' event.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._array_api import float_dtype, to_host
+from .._array_api import float_dtype, from_host, to_host
 from .._config import get_config
 from ..kernels._device import device_block, device_block_product, device_diag
 from ._base import KernelOperator
@@ -40,21 +43,25 @@ class DeviceKernelOperator(KernelOperator):
         float32 or float64: the precision of the kernel values and products.
     memory_limit : int
         Bytes of device memory for kernel values: ``K`` is stored when it takes at most
-        half, else tiles of rows (an eighth each, with room for their temporaries) are
-        recomputed for each product.
+        half (:meth:`stores`), else tiles of rows (an eighth each, with room for their
+        temporaries) are recomputed for each product.
+    probe : array of shape (n, b), namespace ``xp``, default=None
+        A block (the solver's start) whose product with ``K`` is made in the
+        construction pass, with the row sums: :meth:`initial_block`.
     """
 
     #: solvers recognise a device operator by this flag (``matmat`` takes xp arrays)
     device = True
 
-    def __init__(self, kernel: Any, X: Any, xp: Any, *, dtype: Any, memory_limit: int):
+    def __init__(self, kernel: Any, X: Any, xp: Any, *, dtype: Any, memory_limit: int,
+                 probe: Any = None):
         self.kernel, self.xp = kernel, xp
         self.dtype = np.dtype(dtype)
         self.X = xp.astype(X, float_dtype(xp, self.dtype))
         n = X.shape[0]
         self.shape = (n, n)
         itemsize = self.dtype.itemsize
-        self.stored = n * n * itemsize <= memory_limit // 2
+        self.stored = self.stores(n, self.dtype, memory_limit)
         # a tile of rows x n values and its temporaries (about three more of its size)
         # take half of the budget; building a stored K needs no large tiles
         tile_bytes = memory_limit // 8
@@ -64,12 +71,26 @@ class DeviceKernelOperator(KernelOperator):
         self.K = None
         self._centering: Centering | None = None
         self._r: Any = None  # row means on the device, once centred (matrix-free)
+        self.n_passes = 0
+        self._row_sums: np.ndarray | None = None
+        self._probe, self._probe_product = probe, None
         if self.stored:  # filled tile by tile: no second n x n copy
             self.K = xp.empty((n, n), dtype=self.X.dtype, device=self.X.device)
             for s in range(0, n, self.tile_rows):
                 self.K[s : min(s + self.tile_rows, n), :] = self._tile(s)
         logger.info("device operator: n=%d, %s, %s", n, self.dtype.name,
                     "stored" if self.stored else f"matrix-free, tiles of {self.tile_rows} rows")
+        if probe is not None:  # the construction pass: K [1, P]
+            ones = xp.ones((n, 1), dtype=self.X.dtype, device=self.X.device)
+            out = self._product(xp.concat([ones, xp.astype(probe, self.X.dtype)], axis=1))
+            self._row_sums = to_host(out[:, 0], np.float64)
+            self._probe_product = out[:, 1:]
+
+    @staticmethod
+    def stores(n: int, dtype: Any, memory_limit: int) -> bool:
+        """Whether an operator of ``n`` rows in ``dtype`` under ``memory_limit`` stores
+        ``K`` (its passes are then products with a stored matrix, cheap)."""
+        return n * n * np.dtype(dtype).itemsize <= memory_limit // 2
 
     def _tile(self, start: int) -> Any:
         stop = min(start + self.tile_rows, self.n)
@@ -81,7 +102,11 @@ class DeviceKernelOperator(KernelOperator):
 
     # ------------------------------------------------------------------ products
     def _product(self, V: Any) -> Any:
-        """Uncentred ``K @ V`` on the device."""
+        """Uncentred ``K @ V`` on the device: one pass (logged as a 'pass' event)."""
+        self.n_passes += 1
+        logger.info("device kernel pass %d: %d columns, %s", self.n_passes, V.shape[1],
+                    "stored" if self.K is not None else "matrix-free",
+                    extra={"kpca_event": "pass"})
         if self.K is not None:
             return self.K @ V
         return device_block_product(self.kernel, self.X, self.X, V, self.xp, self.tile_rows)
@@ -104,8 +129,11 @@ class DeviceKernelOperator(KernelOperator):
         return d
 
     def row_means(self) -> np.ndarray:
-        """``K 1 / n`` (float64, on the host): one pass over ``K``."""
+        """``K 1 / n`` (float64, on the host): one pass over ``K`` (none where the
+        construction pass made it)."""
         xp = self.xp
+        if self._row_sums is not None:
+            return self._row_sums / self.n
         if self.K is not None:
             r = xp.sum(self.K, axis=1)
         else:  # K 1: the product's own (possibly fused) pass
@@ -128,6 +156,21 @@ class DeviceKernelOperator(KernelOperator):
                 self.K[s:e, :] = self.K[s:e, :] - r[s:e][:, None] - r[None, :] + c.grand_mean
         else:
             self._r = r
+
+    def initial_block(self) -> tuple[Any, Any] | None:
+        """``(P, K~ P)`` (float64, on the device) for the ``probe`` given at
+        construction, centred as the operator is; or None without a probe."""
+        if self._probe is None:
+            return None
+        xp, P = self.xp, self._probe
+        KP = xp.astype(self._probe_product, xp.float64)
+        c = self._centering
+        if c is None:
+            return P, KP
+        # K~ P = K P - 1 (r^T P) - r (1^T P) + g 1 (1^T P)
+        r = from_host(np.asarray(c.row_means, dtype=np.float64), xp, self.X.device)
+        s = xp.sum(P, axis=0)[None, :]
+        return P, KP - (r[None, :] @ P) - r[:, None] * s + c.grand_mean * s
 
     def stored_matrix(self) -> Any:
         """The stored (centred) matrix on the device, or ``None`` when matrix-free."""

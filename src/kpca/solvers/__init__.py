@@ -36,7 +36,7 @@ from ._krylov import (
 from ._primal import primal_eigsh
 from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
-from ._start import nystrom_start, start_landmarks
+from ._start import device_nystrom_start, nystrom_start, start_landmarks
 from ._update import UpdatedPairs, extend_eigenpairs, orthogonal_directions, rayleigh_ritz
 
 logger = logging.getLogger("kpca")
@@ -195,6 +195,7 @@ __all__ = [
     "eigsh_top",
     "finalize",
     "nystrom_start",
+    "device_nystrom_start",
     "start_landmarks",
     "randomized_eigsh",
     "workspace_bytes",

@@ -3,8 +3,12 @@
 The algorithm is the thick-restart block Lanczos of :mod:`kpca.solvers._krylov`
 (docs/math.md, "The eigenproblem"); here the basis, its products and the QR of each new
 block stay on the arrays' device, and only the small projected problem (the basis
-size squared) and the coupling blocks go to the host. The result is a host
-:class:`EigenResult`, post-processed like every other solver's.
+size squared) and the coupling blocks go to the host, where the host loop's
+:class:`~kpca.solvers._krylov.ProjectedProblem` keeps them and applies the same
+stopping rules. Like the host solver it starts from the operator's start block and its
+image (``start``: the Nyström directions, multiplied in the operator's construction
+pass) where it has one. The result is a host :class:`EigenResult`, post-processed like
+every other solver's.
 """
 
 from __future__ import annotations
@@ -13,11 +17,10 @@ import logging
 from typing import Any
 
 import numpy as np
-from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 
 from .._array_api import from_host, to_host
-from ._krylov import _keep, krylov_basis_size, krylov_block_size
+from ._krylov import ProjectedProblem, krylov_basis_size, krylov_block_size
 from ._randomized import default_rtol
 from ._result import EigenResult
 
@@ -26,7 +29,7 @@ logger = logging.getLogger("kpca")
 
 def device_eigsh(op: Any, k: int, *, solver: str = "krylov", tol: float = 0.0,
                  max_iter: int | None = None, random_state: Any = None,
-                 **_: object) -> EigenResult:
+                 start: tuple[Any, Any] | None = None, **_: object) -> EigenResult:
     """Largest ``k`` eigenpairs of a :class:`~kpca.operators._device.DeviceKernelOperator`.
 
     Parameters
@@ -40,6 +43,9 @@ def device_eigsh(op: Any, k: int, *, solver: str = "krylov", tol: float = 0.0,
         are host algorithms; on the device their requests run block Lanczos).
     tol, max_iter, random_state
         As :func:`kpca.solvers.krylov_eigsh`.
+    start : (Q0, K Q0), default=None
+        An orthonormal start block and its image, arrays on the operator's device
+        (``op.initial_block()``); without it, a Gaussian block and a pass.
 
     Returns
     -------
@@ -47,10 +53,12 @@ def device_eigsh(op: Any, k: int, *, solver: str = "krylov", tol: float = 0.0,
         On the host: values float64, vectors (n, k) in float64.
     """
     n = op.n
-    b = krylov_block_size(k, cheap_pass=op.stored, n=n)
+    b = start[0].shape[1] if start is not None else krylov_block_size(
+        k, cheap_pass=op.stored, n=n)
     if solver == "dense" or krylov_basis_size(k, b) >= n // 2 or k >= n:
         return _dense(op, k)
-    return _lanczos(op, k, b, tol=tol, max_iter=max_iter, rng=check_random_state(random_state))
+    return _lanczos(op, k, b, tol=tol, max_iter=max_iter,
+                    rng=check_random_state(random_state), start=start)
 
 
 def _dense(op: Any, k: int) -> EigenResult:
@@ -86,13 +94,11 @@ def _orthonormal(xp: Any, G: Any, *bases: Any) -> Any:
 
 
 def _lanczos(op: Any, k: int, b: int, *, tol: float, max_iter: int | None,
-             rng: np.random.RandomState) -> EigenResult:
+             rng: np.random.RandomState, start: tuple[Any, Any] | None = None
+             ) -> EigenResult:
     xp, n = op.xp, op.n
     dev = op.X.device
     mmax = krylov_basis_size(k, b)
-    p_keep = _keep(k, b, mmax)
-    rtol = default_rtol(tol, op.dtype)
-    max_pass = max_iter or 300
 
     def to_dev(A: np.ndarray) -> Any:
         return from_host(np.asarray(A, dtype=np.float64), xp, dev)
@@ -100,39 +106,35 @@ def _lanczos(op: Any, k: int, b: int, *, tol: float, max_iter: int | None,
     def product(V: Any) -> Any:
         return xp.astype(op.matmat(V), xp.float64)
 
-    # the basis (float64) on the device; T = Q^T K Q on the host
+    # the basis (float64) on the device; T = Q^T K Q and the stopping rules on the host
     Q = xp.zeros((n, mmax), dtype=xp.float64, device=dev)
-    T = np.zeros((mmax, mmax))
-    Q[:, :b] = xp.linalg.qr(to_dev(rng.standard_normal((n, b))))[0]
-    W = product(Q[:, :b])
-    n_pass, m, restarts = 1, b, 0
+    if start is not None:
+        Q[:, :b] = xp.astype(start[0], xp.float64)
+        W = xp.astype(start[1], xp.float64)
+        n_pass = 0
+    else:
+        Q[:, :b] = xp.linalg.qr(to_dev(rng.standard_normal((n, b))))[0]
+        W = product(Q[:, :b])
+        n_pass = 1
+    proj = ProjectedProblem(k, b, mmax, default_rtol(tol, op.dtype), max_iter or 300,
+                            n_pass=n_pass, name="device krylov")
     while True:
+        m = proj.m
         Qm = Q[:, :m]
         Qt = xp.matrix_transpose(Qm)
         C = Qt @ W
         W = W - Qm @ C
         C2 = Qt @ W  # twice: orthogonal to round-off
         W = W - Qm @ C2
-        Ch = to_host(C + C2, np.float64)
-        T[:m, m - b : m] = Ch
-        T[m - b : m, :m] = Ch.T
+        t_scale = proj.couple(to_host(C + C2, np.float64))
         Qn, R = xp.linalg.qr(W)
         Rh = to_host(R, np.float64)
         # directions the block lost (an invariant subspace was found): their R rows
         # are negligible; they are replaced by random ones below, not coupled (R = 0)
-        lost = np.abs(np.diag(Rh)) <= 1e-12 * max(float(np.abs(Rh).max(initial=0.0)),
-                                                   float(np.abs(T[:m, :m]).max()))
+        lost = np.abs(np.diag(Rh)) <= 1e-12 * max(float(np.abs(Rh).max(initial=0.0)), t_scale)
         Rh[lost] = 0
-        theta, Y = eigh(T[:m, :m], check_finite=False)
-        theta, Y = theta[::-1], Y[:, ::-1]
-        scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
-        res = np.linalg.norm(Rh @ Y[m - b : m, :k], axis=0) / scale
-        full = m >= k
-        converged = full and bool(np.all(res <= rtol))
-        logger.info("device krylov: %d passes, basis %d, max residual %.2e (target %.0e)",
-                    n_pass, m, res.max(), rtol,
-                    extra={"kpca_event": "residual", "kpca_residual": float(res.max())})
-        if converged or (full and n_pass >= max_pass):
+        Y = proj.ritz(Rh)
+        if proj.stop():
             V = Qm @ to_dev(np.ascontiguousarray(Y[:, :k]))
             break
         if lost.any():
@@ -146,16 +148,10 @@ def _lanczos(op: Any, k: int, b: int, *, tol: float, max_iter: int | None,
             for j, i in enumerate(np.flatnonzero(lost)):
                 cols[i] = fresh[:, j : j + 1]
             Qn = xp.concat(cols, axis=1)
-        if m + b > mmax:  # thick restart from the best Ritz vectors
-            p = min(p_keep, m - b)
+        p = proj.restart()  # thick restart from the best Ritz vectors
+        if p:
             Q[:, :p] = Qm @ to_dev(np.ascontiguousarray(Y[:, :p]))
-            T[:p, :p] = np.diag(theta[:p])
-            T[:p, p:] = 0
-            T[p:, :p] = 0
-            m, restarts = p, restarts + 1
-        Q[:, m : m + b] = Qn
-        m += b
-        W = product(Q[:, m - b : m])
-        n_pass += 1
-    return EigenResult(theta[:k].copy(), to_host(V, np.float64), "krylov", n_iter=restarts,
-                       n_matvec=n_pass * b, residuals=res, converged=converged)
+        j = proj.grow()
+        Q[:, j : j + b] = Qn
+        W = product(Q[:, j : j + b])
+    return proj.result(to_host(V, np.float64))

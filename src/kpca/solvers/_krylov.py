@@ -95,6 +95,110 @@ def _keep(k: int, b: int, mmax: int) -> int:
     return min(mmax - b, k + max(0, (mmax - b - k) // 2))
 
 
+class ProjectedProblem:
+    """The host side of thick-restart block Lanczos, shared by every backend's loop.
+
+    The loops (NumPy here, Array API arrays in :mod:`kpca.solvers._device`) keep the
+    tall ``n x m`` basis and their products where the rows live; this object holds
+    what is small and decides: the projected matrix ``T = Q^T K Q`` (float64, ``mmax``
+    square), the basis width ``m``, the pass and restart counts, the Ritz pairs and
+    their residuals, and the stopping rules (docs/math.md, "The eigenproblem"). One
+    object, so that the host and the device stop after the same passes on the same
+    problem.
+
+    Parameters
+    ----------
+    k, b, mmax : int
+        Wanted pairs, block columns, columns of a full basis.
+    rtol : float
+        Residual target (:func:`kpca.solvers.default_rtol`).
+    max_pass : int
+        Most operator passes (at least those that grow the basis to ``k`` columns).
+    n_pass : int
+        Passes already made for the first block (0 when its image came with it).
+    name : str
+        Prefix of the log records.
+    """
+
+    def __init__(self, k: int, b: int, mmax: int, rtol: float, max_pass: int, *,
+                 n_pass: int, name: str = "krylov"):
+        self.k, self.b, self.mmax = k, b, mmax
+        self.rtol, self.max_pass, self.name = rtol, max_pass, name
+        self.p_keep = _keep(k, b, mmax)
+        self.T = np.zeros((mmax, mmax))
+        self.m, self.n_pass, self.restarts = b, n_pass, 0
+        self.theta = self.Y = self.res = None
+        self.converged = False
+
+    def couple(self, C: np.ndarray) -> float:
+        """Store the newest block's coefficients ``C = Q^T W`` (shape (m, b)) as the
+        last column block of ``T``; returns the largest entry of ``T``'s used part
+        (the scale below which a new direction counts as lost)."""
+        m, b, T = self.m, self.b, self.T
+        T[:m, m - b : m] = C
+        T[m - b : m, :m] = C.T
+        return float(np.abs(T[:m, :m]).max())
+
+    def ritz(self, R: np.ndarray) -> np.ndarray:
+        """Rayleigh-Ritz on ``T`` and the residual of every wanted Ritz pair, from the
+        coupling ``R`` (b x b) of the next block: ``K (Q y) - theta (Q y) = Q_{j+1} R
+        y_last``. Sets ``theta``, ``Y`` (descending), ``res`` (relative to the
+        largest Ritz value) and ``converged``; logs a 'residual' event. Returns ``Y``.
+        """
+        m, b, k = self.m, self.b, self.k
+        theta, Y = eigh(self.T[:m, :m], check_finite=False)
+        self.theta, self.Y = theta[::-1], Y[:, ::-1]
+        scale = max(float(np.max(np.abs(self.theta))), np.finfo(np.float64).tiny)
+        self.res = np.linalg.norm(R @ self.Y[m - b : m, :k], axis=0) / scale
+        # a basis narrower than k cannot hold the answer yet, whatever the limits
+        self.converged = self.full and bool(np.all(self.res <= self.rtol))
+        logger.info(
+            "%s: %d passes, basis %d, max residual %.2e (target %.0e)",
+            self.name, self.n_pass, m, self.res.max(), self.rtol,
+            extra={"kpca_event": "residual", "kpca_residual": float(self.res.max())},
+        )
+        return self.Y
+
+    @property
+    def full(self) -> bool:
+        """Whether the basis holds at least ``k`` columns."""
+        return self.m >= self.k
+
+    def stop(self, out_of_time: bool = False) -> bool:
+        """The stopping rules: converged, or (once the basis holds ``k`` columns)
+        ``max_pass`` passes made or the caller's time limit reached."""
+        return self.converged or (self.full and (self.n_pass >= self.max_pass
+                                                 or out_of_time))
+
+    def restart(self) -> int:
+        """Before a new block: when it would overflow the basis, a thick restart from
+        the best ``p`` Ritz vectors (``T`` becomes their diagonal); returns ``p``, the
+        caller then writes ``Q[:, :p] = Q[:, :m] Y[:, :p]`` (from the basis before the
+        call), or 0 (no restart)."""
+        m, b = self.m, self.b
+        if m + b <= self.mmax:
+            return 0
+        p = min(self.p_keep, m - b)
+        self.T[:p, :p] = np.diag(self.theta[:p])
+        self.m, self.restarts = p, self.restarts + 1
+        return p
+
+    def grow(self) -> int:
+        """Account for a new block at columns ``m:m+b`` and the pass that multiplies it;
+        returns its first column."""
+        self.m += self.b
+        self.n_pass += 1
+        return self.m - self.b
+
+    def result(self, vectors: np.ndarray, solver: str = "krylov") -> EigenResult:
+        """The :class:`EigenResult` of the last Rayleigh-Ritz, with ``vectors`` (the
+        Ritz vectors ``Q Y[:, :k]`` on the host)."""
+        k = self.k
+        return EigenResult(self.theta[:k].copy(), vectors, solver, n_iter=self.restarts,
+                           n_matvec=self.n_pass * self.b, residuals=self.res,
+                           converged=self.converged)
+
+
 def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     """Orthonormal Gaussian start block of shape (n, b)."""
     rng = check_random_state(random_state)
@@ -165,15 +269,14 @@ def krylov_eigsh(
     rtol = default_rtol(tol, op.dtype)
     max_pass = max_iter or 300
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    p_keep = _keep(k, b, mmax)
     # the basis is preallocated (float64), so the solver's memory is fixed up front
-    # (see krylov_workspace_columns); T is the projected matrix Q^T K Q. Column-major:
+    # (see krylov_workspace_columns); the projected matrix T = Q^T K Q and the stopping
+    # rules are the ProjectedProblem's (shared with the device loop). Column-major:
     # each block's columns are contiguous, so a fit whose basis never fills touches
     # only the pages it uses (at n = 100,000 a row-major basis cost 95 ms of page
     # faults on its first write); a block of its rows is a column-major operand of
     # the products (leading dimension n)
     Q = np.empty((n, mmax), order="F")
-    T = np.zeros((mmax, mmax))
     if start is not None:
         Q[:, :b] = start[0]
         W = np.array(start[1], dtype=np.float64)  # overwritten by Gram-Schmidt
@@ -182,9 +285,10 @@ def krylov_eigsh(
         Q[:, :b] = krylov_start(n, b, rng)
         W = np.asarray(op.matmat(Q[:, :b]), dtype=np.float64)
         n_pass = 1
-    m, restarts = b, 0
+    proj = ProjectedProblem(k, b, mmax, rtol, max_pass, n_pass=n_pass)
     small_flops = get_config()["small_algebra_flops"]
     while True:
+        m = proj.m
         # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
         # between kernel passes spin against the pass's worker threads (measured at
         # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
@@ -202,45 +306,27 @@ def krylov_eigsh(
             # n = 20,000, k = 10: the algebra between passes ~55 -> ~45 ms a fit)
             W = np.ascontiguousarray(W)
             C, G = project_out(Qm, W, split)
-            T[:m, m - b : m] = C
-            T[m - b : m, :m] = C.T
-            Qn, R, lost = _orthonormalize(W, float(np.abs(T[:m, :m]).max()), G, split)
+            Qn, R, lost = _orthonormalize(W, proj.couple(C), G, split)
             del W
-            theta, Y = eigh(T[:m, :m], check_finite=False)
-            theta, Y = theta[::-1], Y[:, ::-1]
-            scale = max(float(np.max(np.abs(theta))), np.finfo(np.float64).tiny)
-            # K (Q y) - theta (Q y) = Q_{j+1} R y_last: the residual of every Ritz pair
-            res = np.linalg.norm(R @ Y[m - b : m, :k], axis=0) / scale
-            # a basis narrower than k cannot hold the answer yet, whatever the limits
-            full = m >= k
-            converged = full and bool(np.all(res <= rtol))
-            logger.info(
-                "krylov: %d passes, basis %d, max residual %.2e (target %.0e)",
-                n_pass, m, res.max(), rtol,
-                extra={"kpca_event": "residual", "kpca_residual": float(res.max())},
-            )
+            Y = proj.ritz(R)
             if callback is not None:
-                callback(n_pass, res)
+                callback(proj.n_pass, proj.res)
             out_of_time = deadline is not None and time.perf_counter() > deadline
-            if converged or (full and (n_pass >= max_pass or out_of_time)):
+            if proj.stop(out_of_time):
                 V = Qm @ Y[:, :k]
                 break
             # directions the new block lost (an invariant subspace was found):
             # random ones orthogonal to the basis, not coupled to it (R row = 0)
             if lost.any():
                 Qn[:, lost] = _orthogonal_random(rng, int(lost.sum()), Qm, Qn[:, ~lost])
-            if m + b > mmax:  # thick restart from the best Ritz vectors
-                p = min(p_keep, m - b)
+            p = proj.restart()  # thick restart from the best Ritz vectors
+            if p:
                 Q[:, :p] = Qm @ Y[:, :p]
-                T[:p, :p] = np.diag(theta[:p])
-                m, restarts = p, restarts + 1
-            Q[:, m : m + b] = Qn
-            m += b
+            j = proj.grow()
+            Q[:, j : j + b] = Qn
             del Qn, R, Y
-        W = np.asarray(op.matmat(Q[:, m - b : m]), dtype=np.float64)
-        n_pass += 1
-    return EigenResult(theta[:k], V, "krylov", n_iter=restarts, n_matvec=n_pass * b,
-                       residuals=res, converged=converged)
+        W = np.asarray(op.matmat(Q[:, j : j + b]), dtype=np.float64)
+    return proj.result(V)
 
 
 def _orthonormalize(W: np.ndarray, t_scale: float, gram: np.ndarray | None = None,

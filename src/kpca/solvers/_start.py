@@ -156,24 +156,63 @@ def _workspace(bounds: list[tuple[int, int]], m: int) -> np.ndarray:
     return np.empty(max(hi - lo for lo, hi in bounds) * m)
 
 
+def _landmark_sample(n: int, m: int, rng: np.random.RandomState) -> np.ndarray:
+    """Sorted indices of ``m`` landmarks drawn uniformly without replacement (the host
+    and the device draw the same ones from the same random state)."""
+    return np.sort(rng.choice(n, size=m, replace=False))
+
+
+def _whitening(Kmm: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``S = V / sqrt(s)`` on the numerically positive eigenpairs of the landmark
+    kernel matrix (float64, m x m; the Nystrom features are ``F = C S``) and the mask of
+    the pairs kept, or None when ``Kmm`` is not finite."""
+    if not np.all(np.isfinite(Kmm)):
+        return None
+    s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
+    keep = s > 1e-10 * max(float(s.max()), 0.0)
+    return V[:, keep] / np.sqrt(s[keep]), keep
+
+
+def _directions(S: np.ndarray, mean: np.ndarray, CtC: np.ndarray, n: int, b: int,
+                center: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The top ``b`` principal directions of the Nystrom features from the landmark
+    rows' mean and scatter about it (summed over the rows' chunks, :func:`_merge`).
+
+    Returns ``(A, shift, norms)``: the start block is ``P = (C A - 1 shift^T) / norms``
+    (orthonormal columns to round-off), or None where the features have no direction
+    (then the caller's start is Gaussian)."""
+    if not center:  # C^T C
+        CtC = CtC + n * np.outer(mean, mean)
+    G = S.T @ CtC @ S
+    if not (S.shape[1] and np.all(np.isfinite(G))):
+        return None
+    # only the top b pairs are used (LAPACK's subset driver: about half the time of
+    # all 256 at b = 16)
+    w, U = top_eigh(0.5 * (G + G.T), b)
+    top = np.argsort(-w, kind="stable")[:b]
+    top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
+    A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
+    shift = mean @ A if center else np.zeros(A.shape[1])
+    # P^T P = U^T G U = diag(w): orthogonal columns of norms sqrt(w), to round-off
+    return A, shift, np.sqrt(w[top])
+
+
 def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                    random_state: Any, workers: int = 1) -> np.ndarray:
     rng = check_random_state(random_state)
     n = X.shape[0]
-    Z = X[np.sort(rng.choice(n, size=m, replace=False))]
+    Z = X[_landmark_sample(n, m, rng)]
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
     P = np.empty((n, 0))
     starts = _chunks(n, workers)
     bounds = list(zip(starts, starts[1:] + [n], strict=True))
     with np.errstate(all="ignore"):
-        Kmm = np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64)
-        if np.all(np.isfinite(Kmm)):
-            s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
-            keep = s > 1e-10 * max(float(s.max()), 0.0)
+        white = _whitening(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64))
+        if white is not None:
             # the Nystrom features F = C K_mm^{-1/2}, C = k(X, Z) (docs/math.md,
             # "Nyström"): their covariance F^T H F = S^T (C^T H C) S from sums over row
             # chunks of C, with S = V / sqrt(s)
-            S = V[:, keep] / np.sqrt(s[keep])
+            S, keep = white
             prep = None if sp.issparse(X) else kernel.prepare(Z, np.dtype(np.float64))
 
             def scatter(w: int) -> tuple:
@@ -196,17 +235,9 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             bufs = [_workspace(g, m) for g in groups]
             parts = run_blocks(scatter, range(len(groups)), workers)
             _, mean, CtC = functools.reduce(_merge, parts)
-            if not center:  # C^T C
-                CtC = CtC + n * np.outer(mean, mean)
-            G = S.T @ CtC @ S
-            if keep.any() and np.all(np.isfinite(G)):
-                # only the top b pairs are used (LAPACK's subset driver: about half
-                # the time of all 256 at b = 16)
-                w, U = top_eigh(0.5 * (G + G.T), b)
-                top = np.argsort(-w, kind="stable")[:b]
-                top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
-                A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
-                shift = mean @ A if center else np.zeros(A.shape[1])
+            found = _directions(S, mean, CtC, n, b, center) if keep.any() else None
+            if found is not None:
+                A, shift, norms = found
                 P = np.empty((n, A.shape[1]))
 
                 def project(w: int) -> None:
@@ -217,12 +248,78 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                 run_blocks(project, range(len(groups)), workers)
                 if not np.all(np.isfinite(P)):
                     P = np.empty((n, 0))
-                # P^T P = U^T G U = diag(w): orthogonal columns of norms sqrt(w), to
-                # round-off; normalized, Cholesky QR makes them orthonormal
-                P /= np.sqrt(w[top[: P.shape[1]]])
+                # orthogonal columns: normalized, Cholesky QR makes them orthonormal
+                P /= norms[: P.shape[1]]
     logger.debug("nystrom start: %d landmarks, %d Nystrom directions", m, P.shape[1])
     if P.shape[1] < b:  # rank-deficient features (or a kernel that overflows): complete
         P = np.hstack([P, rng.standard_normal((n, b - P.shape[1]))])
     elif cholesky_qr(P) is not None:
         return P
     return qr(P, mode="economic")[0]
+
+
+def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: bool = True,
+                         n_landmarks: int | None = None, random_state: Any = None) -> Any:
+    """:func:`nystrom_start` for rows ``X`` of an Array API namespace ``xp``, on their
+    device: the same landmarks (the same draws from ``random_state``), the same
+    directions, the block on the device.
+
+    The landmark kernel rows ``C = k(X, Z)`` are evaluated on the device in float64,
+    chunk by chunk (``device_tile_bytes`` of them at a time, a setting, kpca._config),
+    twice: once for their mean and scatter, once for the projection. Only the
+    landmark-sized algebra goes to the host (``K_mm``, each chunk's mean and m x m
+    scatter, the directions ``A``: at most ``max_start_landmarks`` square).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel with a device implementation (``kernels._device``).
+    X : array of shape (n, d), namespace ``xp``
+    xp : namespace
+    b : int
+    center : bool, default=True
+    n_landmarks : int, default=None
+        Default: the setting ``start_landmarks``.
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    Q : array of shape (n, b), float64, orthonormal columns, on X's device.
+    """
+    from .._array_api import from_host, to_host
+    from ..kernels._device import device_block
+
+    cfg = get_config()
+    rng = check_random_state(random_state)
+    n, dev = X.shape[0], X.device
+    m = min(n, cfg["start_landmarks"] if n_landmarks is None else n_landmarks)
+    X64 = xp.astype(X, xp.float64)
+    Z = xp.take(X64, from_host(_landmark_sample(n, m, rng), xp, dev), axis=0)
+    rows = max(1, cfg["device_tile_bytes"] // (8 * m))
+    bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
+    P = None
+    white = _whitening(to_host(device_block(kernel, Z, Z, xp), np.float64))
+    if white is not None and white[1].any():
+        S = white[0]
+        parts = []
+        for lo, hi in bounds:  # each chunk about its own mean (see _nystrom_start)
+            C = device_block(kernel, X64[lo:hi, ...], Z, xp)
+            mu = xp.mean(C, axis=0)
+            C = C - mu[None, :]
+            parts.append((hi - lo, to_host(mu, np.float64),
+                          to_host(xp.matrix_transpose(C) @ C, np.float64)))
+        _, mean, CtC = functools.reduce(_merge, parts)
+        found = _directions(S, mean, CtC, n, b, center) if np.all(np.isfinite(mean)) else None
+        if found is not None:
+            A, shift, norms = (from_host(a, xp, dev) for a in found)
+            P = xp.concat([(device_block(kernel, X64[lo:hi, ...], Z, xp) @ A
+                            - shift[None, :]) / norms[None, :] for lo, hi in bounds],
+                          axis=0)
+            if not bool(xp.all(xp.isfinite(P))):
+                P = None
+    r = 0 if P is None else P.shape[1]
+    logger.debug("device nystrom start: %d landmarks, %d Nystrom directions", m, r)
+    if r < b:  # rank-deficient features (or a kernel that overflows): complete
+        G = from_host(rng.standard_normal((n, b - r)), xp, dev)
+        P = G if P is None else xp.concat([P, G], axis=1)
+    return xp.linalg.qr(P)[0]
