@@ -12,12 +12,14 @@ on a GPU machine; CI has none).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 
 import numpy as np
 import pytest
 
 import kpca
+from kpca import config_context
 from kpca._array_api import device_namespace, to_host
 from kpca.kernels import make_kernel
 from kpca.kernels._device import device_block, device_diag
@@ -331,3 +333,143 @@ def test_sink_attention_gives_the_rbf_product(shift):
     assert np.all(s[:, :80] <= s[:, 80:81] + 1e-9)  # the sink holds every row's max
     ref = make_kernel("rbf", gamma=gamma).block(X, Y) @ C
     close(o[:, :3] / o[:, 3:4], ref, np.float64, scale=np.abs(C).sum(axis=0).max())
+
+
+# ------------------------------------------------------------------ start and passes
+class _Passes(logging.Handler):
+    """The widths of kpca's 'pass' log events and the residuals of its 'residual' ones."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.widths: list[int] = []
+        self.residuals: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "kpca_event", None)
+        if event == "pass":
+            self.widths.append(int(record.args[1]))
+        elif event == "residual":
+            self.residuals.append(float(record.kpca_residual))
+
+    def __enter__(self) -> _Passes:
+        log = logging.getLogger("kpca")
+        self._level = log.level
+        log.addHandler(self)
+        log.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        log = logging.getLogger("kpca")
+        log.removeHandler(self)
+        log.setLevel(self._level)
+
+
+def _centred_rbf(X, gamma):
+    K = make_kernel("rbf", gamma=gamma).block(X, X)
+    H = np.eye(len(X)) - 1.0 / len(X)
+    return H @ K @ H
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_matrix_free_device_fit_makes_the_host_passes(name):
+    """Issue 35: the device's block Lanczos starts from the host's Nystrom block (its
+    product made in the construction pass with the row sums) and stops by the host's
+    rules, so a matrix-free fit makes the host's passes, of the host's widths (on main:
+    a pass for the row means, one for a random start block, and more iterations); its
+    eigenpairs match a dense SciPy reference to the solver's tolerance."""
+    from scipy.linalg import eigh
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 8)) * np.linspace(1.5, 0.5, 8)
+    k, gamma = 6, 0.08
+    kw = dict(n_components=k, kernel="rbf", gamma=gamma, eigen_solver="krylov",
+              random_state=0, memory_limit="12MB")  # K (32 MB) fits neither budget
+    with _Passes() as host:
+        ref = kpca.KernelPCA(**kw).fit(X)
+    with _Passes() as dev:
+        est = kpca.KernelPCA(**kw).fit(asarray(name, X))
+    assert len(host.widths) >= 3  # the construction pass and two solver passes at least
+    assert len(dev.residuals) == len(host.residuals)  # the same Lanczos iterations
+    assert dev.widths == host.widths
+    # the solver's residual target, 1e-8 (float64), relative to the largest eigenvalue
+    assert dev.residuals[-1] <= 1e-8 and dev.residuals[-2] > 1e-8
+    # against the dense reference: eigenvalues within the target (their error is about
+    # the residual squared over the gap), the subspace within Davis-Kahan's bound
+    w, V = eigh(_centred_rbf(X, gamma))
+    w, V = w[::-1], V[:, ::-1]
+    lam = est.eigenvalues_
+    assert np.max(np.abs(lam - w[:k])) <= 1e-8 * w[0]
+    sin = np.linalg.norm(est.eigenvectors_ - V[:, :k] @ (V[:, :k].T @ est.eigenvectors_), 2)
+    assert sin <= np.sqrt(k) * 1e-8 * w[0] / (w[k - 1] - w[k])
+    close(lam, ref.eigenvalues_, np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize(("kernel", "params", "center"), [
+    ("rbf", dict(gamma=0.2), True), ("rbf", dict(gamma=0.2), False),
+    ("linear", {}, True),  # rank 5 < b: completed by the same Gaussian columns
+])
+def test_device_nystrom_start_is_the_host_start(name, kernel, params, center, data):
+    """The same landmarks (the same draws), the same directions: the same subspace."""
+    from kpca.solvers import device_nystrom_start, nystrom_start
+
+    X = data[0]
+    k = make_kernel(kernel, **params)
+    Xd = asarray(name, X)
+    Q = to_host(device_nystrom_start(k, Xd, device_namespace(Xd), 8, center=center,
+                                     n_landmarks=40, random_state=3))
+    P = nystrom_start(k, X, 8, center=center, n_landmarks=40, random_state=3)
+    assert Q.shape == (X.shape[0], 8)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-12)
+    np.testing.assert_allclose(Q @ Q.T, P @ P.T, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_device_solver_starts_from_the_block_given(name, data):
+    """A start block spanning the top eigenvectors, with its image: converged before
+    any pass (on main the device solver ignored it and made passes from a random one)."""
+    from kpca.solvers._device import device_eigsh
+
+    X = data[0]
+    k = 3
+    Kc = _centred_rbf(X, 0.2)
+    w, V = np.linalg.eigh(Kc)
+    Q0 = V[:, ::-1][:, :16]
+    Xd = asarray(name, X)
+    xp = device_namespace(Xd)
+    op = DeviceKernelOperator(make_kernel("rbf", gamma=0.2), Xd, xp, dtype=np.float64,
+                              memory_limit=40_000)
+    r = op.row_means()
+    op.center_inplace(Centering(r, float(r.mean())))
+    with config_context(krylov_min_basis=16):  # a basis of 6 x 16 columns < n / 2
+        res = device_eigsh(op, k, start=(asarray(name, Q0), asarray(name, Kc @ Q0)))
+    assert res.n_matvec == 0 and res.converged
+    close(res.values, w[::-1][:k], np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_device_solver_falls_back_to_dense_by_the_host_rule(name, data):
+    """A block Lanczos solve allowed to fall back (eigen_solver='auto' where K fits)
+    that has not converged within the modelled cost of a dense solve (here: almost
+    nothing) runs the dense solver instead, on the device as on the host."""
+    from kpca.operators import DenseOperator
+    from kpca.solvers import eigsh_top
+
+    X = data[0]
+    Kc = _centred_rbf(X, 0.2)
+    Xd = asarray(name, X)
+    op = DeviceKernelOperator(make_kernel("rbf", gamma=0.2), Xd, device_namespace(Xd),
+                              dtype=np.float64, memory_limit=10**9)
+    r = op.row_means()
+    op.center_inplace(Centering(r, float(r.mean())))
+    with config_context(krylov_min_basis=16, krylov_depth=2):  # a basis < n / 2
+        plain = eigsh_top(op, 3, solver="krylov", fallback=False)
+        with config_context(auto_fallback_ratio=1e-9):
+            host = eigsh_top(DenseOperator(Kc.copy()), 3, solver="krylov", fallback=True)
+            dev = eigsh_top(op, 3, solver="krylov", fallback=True)
+    assert plain.solver == "krylov" and plain.converged
+    assert host.solver == dev.solver == "dense"
+    # (raw results, before finalize: each solver's own order)
+    i, j = np.argsort(dev.values), np.argsort(host.values)
+    close(dev.values[i], host.values[j], np.float64)
+    close(np.abs(dev.vectors[:, i].T @ host.vectors[:, j]), np.eye(3), np.float64, scale=1.0)

@@ -97,6 +97,12 @@ class DeviceKernelOperator(KernelOperator):
         return device_block(self.kernel, self.X[start:stop, ...], self.X, self.xp)
 
     @property
+    def fraction_stored(self) -> float:
+        """1 when ``K`` is stored, 0 when every pass recomputes it (the fallback
+        budget's cost model reads it, as the tiled operator's)."""
+        return 1.0 if self.stored else 0.0
+
+    @property
     def nbytes(self) -> int:
         return self.n * self.n * self.dtype.itemsize if self.stored else 0
 

@@ -95,14 +95,10 @@ def eigsh_top(
         only) is an explicit user option that makes the result depend on the
         machine's speed and load: kpca never sets it.
     """
-    if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
-        from ._device import device_eigsh
-
-        if solver == "auto":
-            solver = choose_solver(op.n, k)
-        return _check_count(device_eigsh(op, k, solver=solver, **options), k, op.n)
     if fallback is None:
         fallback = solver == "auto"
+    if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
+        return _device_eigsh_top(op, k, solver, fallback, options)
     itemsize = np.dtype(op.dtype).itemsize
     if solver == "auto":
         solver = choose_solver(op.n, k, itemsize=itemsize)
@@ -129,6 +125,28 @@ def eigsh_top(
         np.max(result.residuals) if result.residuals is not None else float("nan"),
     )
     return _check_count(dense_eigsh(op, k), k, op.n)
+
+
+def _device_eigsh_top(op, k: int, solver: str, fallback: bool, options: dict) -> EigenResult:
+    """:func:`eigsh_top` on a device operator: dense ``eigh`` or block Lanczos there
+    (ARPACK's and the randomized solver's requests run block Lanczos), with the host's
+    stopping rules, the fallback to the dense solver included (where ``K`` is stored on
+    the device)."""
+    from ._device import device_eigsh
+
+    if solver == "auto":
+        solver = choose_solver(op.n, k)
+    fallback = fallback and solver != "dense" and op.stored
+    if fallback and options.get("max_iter") is None:
+        options["max_iter"] = _fallback_budget(op, k, "krylov",
+                                               np.dtype(op.dtype).itemsize, options)
+    result = device_eigsh(op, k, solver=solver, **options)
+    if fallback and not result.converged:
+        logger.info("device krylov stopped after %d operator columns (residuals up to "
+                    "%.1e); falling back to the dense solver", result.n_matvec,
+                    np.max(result.residuals))
+        result = device_eigsh(op, k, solver="dense")
+    return _check_count(result, k, op.n)
 
 
 def _fallback_budget(op: KernelOperator, k: int, solver: str, itemsize: int,
