@@ -3,7 +3,9 @@
 RBF kernel, d = 20 Gaussian features, k = 10, gamma = 1/d. For each n the script fits
 ``kpca.KernelPCA`` on a tensor of --device (matrix-free when the kernel matrix does not
 fit the device budget) and reports the fit time (median of --repeats), the peak device
-memory (``torch.cuda.max_memory_allocated``; peak RSS growth on the CPU) and the
+memory (``torch.cuda.max_memory_allocated``; peak RSS growth on the CPU), the kernel
+passes the fit made (from kpca's 'pass' log events; the construction pass, which
+makes the row sums and the start block's product, included) and the
 eigenvalue error relative to the largest, against a float64 fit with tol=1e-12 on the
 same device (for n up to --ref-max). Above --ref-max the reference is one float64
 product ``K V`` with the fitted eigenvectors: the error is the largest difference
@@ -15,12 +17,14 @@ residual ``||K~ v - rho v||`` (both relative to the largest eigenvalue) beside i
     python benchmarks/bench_gpu.py --device cuda --n 20000 100000 1000000 --nystrom 10000000
     python benchmarks/bench_gpu.py --device numpy --n 20000 100000      # CPU column
     python benchmarks/bench_gpu.py --device cpu --n 5000                # torch CPU tensors
+    python benchmarks/bench_gpu.py --device cuda --n 100000 1000000 --ref-max 0  # issue 35
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import platform
 import resource
 import statistics
@@ -69,17 +73,40 @@ def peak(device: str, base: float) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024.0 - base
 
 
+class PassCounter(logging.Handler):
+    """The widths (columns) of kpca's kernel passes, from its 'pass' log events."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.widths: list[int] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "kpca_event", None) == "pass":
+            self.widths.append(int(record.args[1]))
+
+
 def timed(make, X, device: str, repeats: int):
+    """The last fit, the median fit time, the peak memory and the last fit's pass
+    widths."""
     times, model, mem = [], None, 0.0
-    for _ in range(repeats):
-        base = reset_peak(device)
-        sync(device)
-        t = time.perf_counter()
-        model = make().fit(X)
-        sync(device)
-        times.append(time.perf_counter() - t)
-        mem = max(mem, peak(device, base))
-    return model, statistics.median(times), mem
+    log = logging.getLogger("kpca")
+    level = log.level
+    log.setLevel(logging.INFO)
+    try:
+        for _ in range(repeats):
+            passes = PassCounter()
+            log.addHandler(passes)
+            base = reset_peak(device)
+            sync(device)
+            t = time.perf_counter()
+            model = make().fit(X)
+            sync(device)
+            times.append(time.perf_counter() - t)
+            log.removeHandler(passes)
+            mem = max(mem, peak(device, base))
+    finally:
+        log.setLevel(level)
+    return model, statistics.median(times), mem, passes.widths
 
 
 def rayleigh_check(model, X: np.ndarray, device: str) -> tuple[float, float]:
@@ -120,15 +147,15 @@ def main() -> None:
     ap.add_argument("--json", help="also write the rows to this JSON-lines file")
     args = ap.parse_args()
     print(f"# kpca {kpca.__version__}, {platform.machine()}, device {args.device}")
-    print("| estimator | n | fit (s) | peak memory (GB) | eigenvalue error | solver |")
-    print("|---|---|---|---|---|---|")
+    print("| estimator | n | fit (s) | peak memory (GB) | eigenvalue error | solver | passes |")
+    print("|---|---|---|---|---|---|---|")
     rows = []
     for n in args.n:
         X = as_input(data(n), args.device)
         kw = dict(n_components=K, kernel="rbf", gamma=1.0 / D, random_state=0,
                   memory_limit=args.memory_limit)
-        model, t, mem = timed(lambda kw=kw: kpca.KernelPCA(**kw), X, args.device,
-                              args.repeats if n <= 100000 else 1)
+        model, t, mem, widths = timed(lambda kw=kw: kpca.KernelPCA(**kw), X, args.device,
+                                      args.repeats if n <= 100000 else 1)
         err = float("nan")
         if n <= args.ref_max:
             ref = kpca.KernelPCA(**kw, precision="float64", eigen_solver="krylov",
@@ -141,18 +168,18 @@ def main() -> None:
             print(f"# n={n}: float64 Rayleigh quotients within {err:.1e}, residuals "
                   f"{res:.1e} (relative to the largest eigenvalue)", flush=True)
         rows.append(dict(estimator="KernelPCA", n=n, seconds=t, peak_bytes=mem, error=err,
-                         solver=model.eigen_solver_, device=args.device))
+                         solver=model.eigen_solver_, device=args.device, pass_widths=widths))
         print(f"| KernelPCA | {n} | {t:.2f} | {mem / 1e9:.2f} | {err:.1e} | "
-              f"{model.eigen_solver_} |", flush=True)
+              f"{model.eigen_solver_} | {len(widths)} {widths} |", flush=True)
     for n in args.nystrom:
         X = as_input(data(n), args.device)
         make = lambda: kpca.NystromKernelPCA(K, n_landmarks=1000, gamma=1.0 / D,  # noqa: E731
                                              random_state=0)
-        model, t, mem = timed(make, X, args.device, 1)
+        model, t, mem, widths = timed(make, X, args.device, 1)
         rows.append(dict(estimator="NystromKernelPCA", n=n, seconds=t, peak_bytes=mem,
                          device=args.device))
         print(f"| NystromKernelPCA (1,000 landmarks) | {n} | {t:.2f} | {mem / 1e9:.2f} | - "
-              "| - |", flush=True)
+              "| - | - |", flush=True)
     if args.json:
         with open(args.json, "a") as f:
             for r in rows:
