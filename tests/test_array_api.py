@@ -241,11 +241,39 @@ def test_integer_input_gives_float64(data):
     (lambda: kpca.NystromKernelPCA(2, n_landmarks=20, kernel=lambda a, b: float(a @ b)),
      "kernel has no Array API"),
     (lambda: kpca.RandomFeatureKernelPCA(2), "pass NumPy arrays"),
-    (lambda: kpca.IncrementalKernelPCA(2), "pass NumPy arrays"),
 ])
 def test_unsupported_combinations_name_the_alternative(make, match, data):
     with pytest.raises(ValueError, match=match):
         make().fit(xps.asarray(data[0]))
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("mode", ["exact", "bounded"])
+def test_incremental_fit_and_partial_fit_take_device_arrays_alike(name, mode):
+    """Issue 35 / 33: fit refused Array API arrays where partial_fit took them. Both take
+    them now (the model lives on the host: fitted from the arrays' values), and give the
+    NumPy models; transform answers in the arrays' namespace."""
+    rng = np.random.default_rng(4)
+    X, T = rng.normal(size=(700, 4)), rng.normal(size=(20, 4))
+    kw = dict(n_components=3, gamma=0.25, mode=mode, random_state=0, batch_size=300,
+              max_rows=None if mode == "exact" else 60)
+    ref = kpca.IncrementalKernelPCA(**kw).fit(X)
+    est = kpca.IncrementalKernelPCA(**kw).fit(asarray(name, X))
+    assert est.mode_ == ref.mode_ == mode and est.n_samples_seen_ == 700
+    close(est.eigenvalues_, ref.eigenvalues_, np.float64)
+    Y = est.transform(asarray(name, T))
+    same_namespace(Y, name)
+    close(to_host(Y), ref.transform(T), np.float64)
+    ref_b, est_b = (kpca.IncrementalKernelPCA(**kw) for _ in range(2))
+    for lo in range(0, 700, 250):
+        ref_b.partial_fit(X[lo : lo + 250])
+        est_b.partial_fit(asarray(name, X[lo : lo + 250]))
+    close(est_b.eigenvalues_, ref_b.eigenvalues_, np.float64)
+    close(to_host(est_b.transform(asarray(name, T))), ref_b.transform(T), np.float64)
+    # a device-array fit goes on with NumPy batches (and the reverse)
+    est.partial_fit(T)
+    ref.partial_fit(asarray(name, T))
+    close(est.eigenvalues_, ref.eigenvalues_, np.float64)
 
 
 def test_string_kernel_refuses_device_arrays():

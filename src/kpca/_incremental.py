@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ._array_api import refuse_device
+from ._array_api import device_namespace, to_host
 from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._config import get_config
 from ._kernel_pca import KernelPCA
@@ -235,7 +235,8 @@ class IncrementalKernelPCA(BaseKernelPCA):
         X : {array-like, sparse matrix, RowSource, dask array} of shape (n_samples, \
 n_features)
             A :class:`kpca.RowSource` is read block by block; a dask array chunk by
-            chunk, in order.
+            chunk, in order. An Array API array (PyTorch, CuPy, ...) is copied to the
+            host and fitted as its NumPy values.
         y : Ignored
 
         Returns
@@ -244,6 +245,7 @@ n_features)
         """
         from .distributed import is_dask_collection
 
+        X = _host_rows(X)
         if (self.mode != "bounded" and not isinstance(X, RowSource)
                 and not is_dask_collection(X) and self._fit_whole(X)):
             return self
@@ -256,9 +258,10 @@ n_features)
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            The batch (a dask array is added chunk by chunk, in order). It must have
-            the width (and feature names) of the first batch and finite values; on
-            any error the model is left as it was.
+            The batch (a dask array is added chunk by chunk, in order; an Array API
+            array is copied to the host). It must have the width (and feature names)
+            of the first batch and finite values; on any error the model is left as
+            it was.
         y : Ignored
 
         Returns
@@ -267,6 +270,7 @@ n_features)
         """
         from .distributed import is_dask_collection
 
+        X = _host_rows(X)
         if is_dask_collection(X) or isinstance(X, RowSource):
             return self._stream(X, reset=False)
         self._partial_fit(X)
@@ -297,7 +301,6 @@ n_features)
         was) where the exact mode cannot keep them and ``mode='auto'`` would switch to
         the bounded mode: ``fit`` then streams X. On any error the model is left as
         it was."""
-        refuse_device(X, f"{type(self).__name__}.fit")
         saved = dict(self.__dict__)
         try:
             for name in [k for k in self.__dict__ if k.endswith("_")]:
@@ -324,7 +327,6 @@ n_features)
     # ------------------------------------------------------------------ batches
     def _batches(self, X):
         """Row batches of X, in order, each as an array, sparse matrix or DataFrame."""
-        refuse_device(X, f"{type(self).__name__}.partial_fit")
         from .distributed import is_dask_array, is_dask_collection
 
         size = int(self.batch_size or 500)
@@ -930,6 +932,16 @@ n_features)
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _host_rows(X: Any) -> Any:
+    """The host (NumPy) copy of an Array API array (PyTorch, CuPy, ...), else ``X``.
+
+    The model keeps its rows and their kernel values in host memory and updates them
+    there, so ``fit`` and ``partial_fit`` take such arrays alike: copied to the host
+    and fitted as their NumPy values (docs/scaling.md, "GPU and the Array API");
+    ``transform`` and the other methods run on the arrays' device."""
+    return to_host(X) if device_namespace(X) is not None else X
 
 
 def _centred_product(op: CenteredOperator, V: np.ndarray, TV: np.ndarray) -> np.ndarray:
