@@ -23,16 +23,20 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from . import kernels, operators, robust, solvers
     from ._incremental import IncrementalKernelPCA
     from ._kernel_pca import KernelPCA
+    from ._parallel_analysis import ParallelAnalysis
     from ._rows import RowSource
     from .approx import NystromKernelPCA, RandomFeatureKernelPCA
     from .io import load, save
     from .robust import AnovaKernelPCA, KernelROBPCA, SphericalKernelPCA, WeightedKernelPCA
+    from .selection import parallel_analysis
     from .subspace import FittedSubspace
 
 #: public name -> the module that defines it
 _WHERE = {
     "IncrementalKernelPCA": "._incremental",
     "KernelPCA": "._kernel_pca",
+    "ParallelAnalysis": "._parallel_analysis",
+    "parallel_analysis": ".selection",
     "RowSource": "._rows",
     "NystromKernelPCA": ".approx",
     "RandomFeatureKernelPCA": ".approx",
@@ -84,6 +88,7 @@ __all__ = [
     "KernelPCA",
     "KernelROBPCA",
     "NystromKernelPCA",
+    "ParallelAnalysis",
     "RandomFeatureKernelPCA",
     "RowSource",
     "SphericalKernelPCA",
@@ -91,6 +96,7 @@ __all__ = [
     "__version__",
     "config_context",
     "get_config",
+    "parallel_analysis",
     "set_config",
     "kernels",
     "load",

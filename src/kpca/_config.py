@@ -727,6 +727,29 @@ _register("primal_max_features", Setting(
     "at most this; the cost model compares the two routes below it. Rule: memory: the "
     "covariance takes 8 p^2 bytes (128 MB at 4,096) besides the n x p features.",
     kind=int, low=0))
+_register("parallel_analysis_quantile", Setting(
+    0.95,
+    "n_components='auto' (parallel analysis) keeps the leading components whose "
+    "eigenvalue exceeds this quantile of the same eigenvalue on column-permuted data. "
+    "Rule: a test of level 1 - quantile per component; 0.95 is Glorfeld's (1995) "
+    "correction of Horn's mean, which over-extracts (docs/math.md, \"Parallel "
+    "analysis\").",
+    kind=float, low=0.0))
+_register("parallel_analysis_permutations", Setting(
+    19,
+    "Column-permuted copies of the data (null fits) of n_components='auto'. Rule: with "
+    "B copies the threshold is the ceil(q (B + 1))-th smallest null eigenvalue, so "
+    "'above it' is a Monte-Carlo permutation test of level 1 - q; B = 19 is the fewest "
+    "for which that test can reject at q = 0.95 (the threshold is then the null's "
+    "maximum).",
+    kind=int, low=1))
+_register("parallel_analysis_start_components", Setting(
+    16,
+    "n_components='auto' first computes this many eigenvalues of the data and of each "
+    "null copy, and doubles it while every one of them is kept. Rule: a doubling search "
+    "costs at most about twice the solve at the final size; 16 is the first size of the "
+    "variance-fraction search (n_components in (0, 1)).",
+    kind=int, low=1))
 
 
 # ---------------------------------------------------------------------------- machinery

@@ -31,10 +31,18 @@ from ._array_api import (
     refuse_device,
     to_host,
 )
-from ._base import BaseKernelPCA
+from ._base import N_COMPONENTS, BaseKernelPCA
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, call_threads, job_threads
+from ._parallel_analysis import (
+    ParallelAnalysis,
+    check_parallel_analysis,
+    leading_above,
+    null_threshold,
+    permutation_rng,
+    permute_columns,
+)
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -125,6 +133,14 @@ def _is_fraction(nc: Any) -> bool:
     return isinstance(nc, Real) and not isinstance(nc, Integral)
 
 
+def _padded(values: np.ndarray, k: int) -> np.ndarray:
+    """``values`` as float64 of length ``k`` (zeros after those a solve returned)."""
+    out = np.zeros(k)
+    v = np.asarray(values, dtype=np.float64)[:k]
+    out[: v.size] = v
+    return out
+
+
 class KernelPCA(BaseKernelPCA):
     """Kernel principal component analysis.
 
@@ -133,11 +149,19 @@ class KernelPCA(BaseKernelPCA):
 
     Parameters
     ----------
-    n_components : int, float in (0, 1) or None, default=None
+    n_components : int, float in (0, 1), 'auto' or None, default=None
         Number of components. ``None`` keeps all components with a non-zero
         eigenvalue. An int larger than ``n_samples`` is clipped to ``n_samples``
         (as scikit-learn). *kpca*: a float in (0, 1) keeps the fewest components
         whose ``explained_variance_ratio_`` sums to at least that fraction.
+        *kpca*: ``'auto'`` chooses the number by parallel analysis: the leading
+        components whose eigenvalue exceeds the ``parallel_analysis_quantile``
+        (0.95) quantile of the same eigenvalue over ``parallel_analysis_permutations``
+        (19) copies of X with each column permuted independently, the kernel
+        (``gamma`` included) fixed on X (docs/math.md, "Parallel analysis";
+        :func:`kpca.parallel_analysis`). Permutation ``b`` is drawn from
+        ``numpy.random.default_rng([seed, b])``, ``seed`` being ``random_state``
+        when it is an int. The comparison is in ``parallel_analysis_``.
     kernel : str, Kernel or callable, default='linear'
         'linear', 'poly', 'rbf', 'sigmoid', 'cosine', 'precomputed', and *kpca*:
         'laplacian', 'anova', a :class:`kpca.kernels.Kernel` instance (e.g.
@@ -233,6 +257,9 @@ class KernelPCA(BaseKernelPCA):
         ``transform``, the pre-images, the diagnostics and model files read.
     n_components_ : int
         Number of components kept.
+    parallel_analysis_ : kpca.ParallelAnalysis
+        *kpca*, ``n_components='auto'`` only: the eigenvalues, the null eigenvalues
+        and thresholds, and the number of components above them.
     eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues ``mu_l`` of the centred kernel matrix, descending.
     eigenvectors_ : ndarray of shape (n_samples, n_components)
@@ -323,6 +350,7 @@ class KernelPCA(BaseKernelPCA):
 
     _parameter_constraints: dict = {
         **BaseKernelPCA._parameter_constraints,
+        "n_components": [*N_COMPONENTS, StrOptions({"auto"})],
         "kernel": [StrOptions(set(KERNELS)), Kernel, callable],
         "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
                   None],
@@ -433,6 +461,9 @@ class KernelPCA(BaseKernelPCA):
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
         xp = device_namespace(X)
         device = None
+        auto = self._auto_components()
+        if auto and xp is not None:
+            refuse_device(X, "n_components='auto'")
         if xp is None:
             X, distributed, rng = self._prepare_fit(X)
         else:
@@ -453,8 +484,15 @@ class KernelPCA(BaseKernelPCA):
             heuristic_rng = None if self.random_state is None else rng
             kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
             gamma = self._resolved_gamma(kernel, X, heuristic_rng)
-            dec = self._decompose(X, kernel, rng, distributed, device)
+            if auto:
+                dec, found = self._decompose_auto(X, kernel, rng, distributed, gamma)
+            else:
+                dec = self._decompose(X, kernel, rng, distributed, device)
         out = self._set_fitted(X, kernel, dec, gamma)
+        if auto:
+            self.parallel_analysis_ = found
+        else:
+            self.__dict__.pop("parallel_analysis_", None)  # from an earlier 'auto' fit
         return out if device is None else from_host(out, xp, device.device)
 
     def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
@@ -581,9 +619,12 @@ class KernelPCA(BaseKernelPCA):
         K *= 0.5
         return K
 
+    def _auto_components(self) -> bool:
+        return isinstance(self.n_components, str) and self.n_components == "auto"
+
     def _n_requested(self, n: int) -> int:
         nc = self.n_components
-        if nc is None:
+        if nc is None or self._auto_components():
             return n
         if not _is_fraction(nc):
             return min(n, int(nc))
@@ -599,18 +640,21 @@ class KernelPCA(BaseKernelPCA):
 
         return storage_dtype(self.precision, X.dtype, n, error)
 
-    def _plan(self, X, kernel: Kernel, distributed: bool = False) -> _Plan:
+    def _plan(self, X, kernel: Kernel, distributed: bool = False,
+              k: int | None = None) -> _Plan:
         """Resolve n_components, the solver, the storage precision and the budget.
 
         Under ``eigen_solver='auto'`` the solver is the one of least modelled cost
         (:func:`kpca.solvers.choose_solver`; docs/math.md, "Choosing a solver"): a
         function of the data's shape, the parameters, the kernel and the configuration
         only, never of time or load. The memory budget decides whether ``K`` fits.
+        ``k``: the number of eigenpairs instead of ``n_components``' (what
+        ``n_components='auto'`` asks for).
         """
         n = X.shape[0]
         nc = self.n_components
         fraction = float(nc) if _is_fraction(nc) else None
-        k = self._n_requested(n)
+        k = self._n_requested(n) if k is None else min(n, k)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit
         solver, auto = self.eigen_solver, self.eigen_solver == "auto"
@@ -667,13 +711,15 @@ class KernelPCA(BaseKernelPCA):
         return primal_flops(n, p, k, degree) <= dual
 
     def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False,
-                   device: Any = None) -> _Decomposition:
+                   device: Any = None, plan: _Plan | None = None) -> _Decomposition:
         """kernel -> operator -> centring -> solver -> shared post-processing.
 
         ``device``: the training rows as an Array API array (``X`` is their host
-        copy); the operator and the solver then run on its device.
+        copy); the operator and the solver then run on its device. ``plan``: one
+        made for other rows of the same shape and kernel (the null copies of
+        ``n_components='auto'``), instead of planning again.
         """
-        plan = self._plan(X, kernel, distributed)
+        plan = self._plan(X, kernel, distributed) if plan is None else plan
         if device is not None:
             # on the device the budget is device memory; ARPACK and the randomized
             # solver are host algorithms: block Lanczos serves them there
@@ -746,6 +792,64 @@ class KernelPCA(BaseKernelPCA):
             vectors=final.vectors.astype(out_dtype, copy=False),
         )
         return _Decomposition(final, trace, centering, plan, fitted)
+
+    def _decompose_auto(self, X, kernel: Kernel, rng, distributed: bool, gamma: float
+                        ) -> tuple[_Decomposition, ParallelAnalysis]:
+        """``n_components='auto'``: parallel analysis (docs/math.md, "Parallel analysis").
+
+        The top ``k`` eigenvalues of X and of each column-permuted copy, under one
+        plan (solver, storage precision, budget) and the kernel resolved on X; ``k``
+        doubles while all ``k`` are above the null threshold. Returns the data's
+        decomposition cut to the components kept, and the comparison.
+        """
+        if self._is_precomputed() or not getattr(kernel, "requires_vectors", True):
+            raise ValueError(
+                "n_components='auto' permutes the columns of X (parallel analysis): it "
+                "needs feature vectors, not a precomputed kernel matrix or strings; give "
+                "an integer n_components.")
+        cfg = get_config()
+        B, q = check_parallel_analysis(cfg["parallel_analysis_permutations"],
+                                       cfg["parallel_analysis_quantile"])
+        rs = self.random_state
+        # the permutations' own streams: the same copies whatever the solver draws
+        seed = (int(rs) if isinstance(rs, Integral) and not isinstance(rs, bool)
+                else int(rng.randint(np.iinfo(np.int32).max)))
+        n = X.shape[0]
+        rank = kernel.rank_bound(X.shape[1])
+        # centring removes one dimension: at most n - 1 (and rank) non-zero eigenvalues
+        k_max = max(1, min(n - 1 if self.center else n, rank if rank else n))
+        k = min(k_max, cfg["parallel_analysis_start_components"])
+        while True:
+            plan = self._plan(X, kernel, distributed, k=k)
+            dec = self._decompose(X, kernel, rng, distributed, plan=plan)
+            values = _padded(dec.result.values, k)
+            null = np.zeros((B, k))
+            for b in range(B):
+                Xb = permute_columns(X, permutation_rng(seed, b))
+                null[b] = _padded(self._decompose(Xb, kernel, rng, distributed,
+                                                  plan=plan).result.values, k)
+                logger.debug("n_components='auto': null copy %d of %d", b + 1, B)
+            threshold = null_threshold(null, q)
+            m = leading_above(values, threshold)
+            if m < k or k >= k_max:
+                break
+            k = min(k_max, 2 * k)  # every candidate kept: look further
+        logger.info("n_components='auto': %d of %d components above the null's %g "
+                    "quantile (%d permutations)", m, k, q, B)
+        if m == 0:
+            warnings.warn(
+                f"n_components='auto': no eigenvalue is above the {q:g} quantile of the "
+                f"column-permuted null ({B} permutations); keeping 1 component. The "
+                "columns look independent under this kernel (docs/math.md, 'Parallel "
+                "analysis').", UserWarning, stacklevel=4)
+        kept = max(1, m)
+        r = dec.result
+        cut = replace(r, values=r.values[:kept], vectors=r.vectors[:, :kept],
+                      residuals=None if r.residuals is None else r.residuals[:kept])
+        found = ParallelAnalysis(
+            eigenvalues=values, null_eigenvalues=null, threshold=threshold, quantile=q,
+            n_permutations=B, n_components=m, trace=float(dec.trace), gamma=float(gamma))
+        return replace(dec, result=cut), found
 
     def _decompose_primal(self, X, plan: _Plan, rng) -> _Decomposition:
         """The primal route: the covariance of the explicit features (no ``K``).

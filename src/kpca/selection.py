@@ -34,7 +34,9 @@ from sklearn.model_selection import KFold, ParameterGrid, check_cv, cross_val_sc
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from ._config import config_context, get_config
 from ._kernel_pca import KernelPCA
+from ._parallel_analysis import ParallelAnalysis, check_parallel_analysis
 
 logger = logging.getLogger("kpca")
 
@@ -42,6 +44,7 @@ __all__ = [
     "DEFAULT_CANDIDATES",
     "SelectionResult",
     "expand_candidates",
+    "parallel_analysis",
     "select_kernel",
 ]
 
@@ -136,6 +139,77 @@ def expand_candidates(candidates: Any) -> list[dict[str, Any]]:
     if not out:
         raise ValueError("no candidates to evaluate.")
     return out
+
+
+def parallel_analysis(
+    X: Any,
+    *,
+    kernel: Any = "linear",
+    gamma: Any = None,
+    degree: float = 3,
+    coef0: float = 1,
+    kernel_params: dict | None = None,
+    n_permutations: int | None = None,
+    quantile: float | None = None,
+    random_state: Any = None,
+    center: bool = True,
+    eigen_solver: str = "auto",
+    n_jobs: int | None = None,
+    memory_limit: Any = None,
+) -> ParallelAnalysis:
+    """How many kernel principal components stand above a null of independent columns.
+
+    Parallel analysis (Horn 1965) with a permutation null (Buja & Eyuboglu 1992):
+    the top eigenvalues ``mu_l`` of the centred kernel matrix of X are compared with
+    the same eigenvalues of ``n_permutations`` copies of X whose columns were
+    permuted independently; the leading components with ``mu_l`` above the
+    ``quantile`` of the null are kept. The kernel is resolved once on X (a
+    ``gamma`` heuristic is not re-resolved on the copies). docs/math.md
+    ("Parallel analysis") gives the method and its limits. This is what
+    ``KernelPCA(n_components='auto')`` runs.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    kernel, gamma, degree, coef0, kernel_params, center, eigen_solver, n_jobs, memory_limit
+        As :class:`kpca.KernelPCA`.
+    n_permutations : int >= 1, default=None
+        Null copies; ``None``: the ``parallel_analysis_permutations`` setting (19).
+    quantile : float in (0, 1), default=None
+        ``None``: the ``parallel_analysis_quantile`` setting (0.95).
+    random_state : int, RandomState instance or None, default=None
+        Copy ``b`` permutes column ``j`` (``j = 0, 1, ...``) with
+        ``numpy.random.default_rng([random_state, b]).permutation(n_samples)``
+        for an int ``random_state`` (see :func:`kpca._parallel_analysis.permute_columns`);
+        also the solvers' seed.
+
+    Returns
+    -------
+    ParallelAnalysis
+        ``eigenvalues`` (k,), ``null_eigenvalues`` (n_permutations, k), ``threshold``
+        (k,) and ``n_components`` (0 when no eigenvalue is above its threshold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpca import parallel_analysis
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.normal(size=(300, 2))                   # two factors
+    >>> X = np.repeat(F, 4, axis=1) + 0.5 * rng.normal(size=(300, 8))
+    >>> parallel_analysis(X, random_state=0).n_components
+    2
+    """
+    cfg = get_config()
+    B, q = check_parallel_analysis(
+        cfg["parallel_analysis_permutations"] if n_permutations is None else n_permutations,
+        cfg["parallel_analysis_quantile"] if quantile is None else quantile)
+    est = KernelPCA(n_components="auto", kernel=kernel, gamma=gamma, degree=degree,
+                    coef0=coef0, kernel_params=kernel_params, random_state=random_state,
+                    center=center, eigen_solver=eigen_solver, n_jobs=n_jobs,
+                    memory_limit=memory_limit, copy_X=False)
+    with config_context(parallel_analysis_permutations=B, parallel_analysis_quantile=q):
+        est.fit(X)
+    return est.parallel_analysis_
 
 
 def _ranks(scores: Sequence[float], higher_better: bool) -> list[int]:

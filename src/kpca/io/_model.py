@@ -82,6 +82,7 @@ DATACLASSES: dict[str, str] = {
     "EigenResult": "kpca.solvers:EigenResult",
     "FittedSubspace": "kpca.subspace:FittedSubspace",
     "FourierFeatures": "kpca.kernels:FourierFeatures",
+    "ParallelAnalysis": "kpca._parallel_analysis:ParallelAnalysis",
 }
 
 

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._array_api import refuse_device
-from .._base import extend_init
+from .._base import N_COMPONENTS, extend_init
 from .._config import get_config
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
@@ -134,6 +134,7 @@ class AnovaKernelPCA(KernelPCA):
     _parameter_constraints: dict = {
         **{k: v for k, v in KernelPCA._parameter_constraints.items()
            if k not in ("kernel", "degree", "coef0", "kernel_params")},
+        "n_components": N_COMPONENTS,  # no parallel analysis ('auto') here
         "c": [Interval(Real, 1, np.inf, closed="left"), None],
         "beta_tol": [Interval(Real, 0, None, closed="neither")],
         "beta_max_iter": [Interval(Integral, 1, None, closed="left")],

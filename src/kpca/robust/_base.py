@@ -9,6 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._base import N_COMPONENTS
 from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
 from ..operators import CenteredOperator, Centering, DenseOperator, KernelOperator, center
@@ -99,6 +100,7 @@ class RobustKernelPCA(ReweightedKernelPCA):
 
     _parameter_constraints: dict = {
         **KernelPCA._parameter_constraints,
+        "n_components": N_COMPONENTS,  # no parallel analysis ('auto') of robust fits
         "robust_tol": [Interval(Real, 0, None, closed="neither")],
         "robust_max_iter": [Interval(Integral, 1, None, closed="left")],
     }

@@ -19,7 +19,7 @@ from sklearn.covariance import MinCovDet
 from sklearn.utils._param_validation import Interval
 
 from .._array_api import refuse_device
-from .._base import extend_init
+from .._base import N_COMPONENTS, extend_init
 from .._config import get_config
 from .._kernel_pca import KernelPCA, _is_fraction
 from ..diagnostics import norm_floor, od_noise
@@ -293,6 +293,7 @@ class KernelROBPCA(ReweightedKernelPCA):
     _parameter_constraints: dict = {
         **{k: v for k, v in KernelPCA._parameter_constraints.items()
            if k not in ("alpha", "fit_inverse_transform")},
+        "n_components": N_COMPONENTS,  # no parallel analysis ('auto') here
         "support_fraction": [Interval(Real, 0.5, 1, closed="right")],
         "h": [Interval(Integral, 1, None, closed="left"), None],
         "n_directions": [Interval(Integral, 1, None, closed="left")],
