@@ -215,7 +215,7 @@ def test_select_standardize_supervised_is_the_fold_pipeline(data):
                         standardize=True)
     pipe = Pipeline([("scale", StandardScaler()),
                      ("kpca", kpca.KernelPCA(2, kernel="rbf", gamma=0.5, random_state=0)),
-                     ("clf", LogisticRegression(max_iter=1000))])
+                     ("clf", make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)))])
     ref = cross_val_score(pipe, X, y, cv=StratifiedKFold(3))
     assert res.rows[0]["score"] == pytest.approx(ref.mean(), abs=1e-12)
 

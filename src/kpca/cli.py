@@ -194,8 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "number (.npy, .parquet, training data)")
     p.add_argument("--title", help="figure title")
     p = command("select", _cmd_select, "compare kernels by cross-validation: with labels, the "
-                "accuracy of a logistic regression on the components, else the held-out "
-                "reconstruction error; prints a Markdown table")
+                "score (accuracy) of a classifier (logistic regression on the standardized "
+                "components) on the components, else the held-out reconstruction error; "
+                "prints a Markdown table; -k auto: each kernel's number of components by "
+                "parallel analysis")
     _add_io(p, labels=True)
     for flag, default, what in [("--kernels", "linear,rbf,poly,cosine", "kernels"),
                                 ("--gammas", "median,scale", "gammas (numbers, median, scale)"),
@@ -203,8 +205,17 @@ def build_parser() -> argparse.ArgumentParser:
                                 ("--preimages", "ridge", "pre-image methods (without labels)")]:
         p.add_argument(flag, default=default, metavar="LIST", help=f"comma-separated {what} "
                        f"(default: {default})")
-    p.add_argument("-k", "--n-components", type=int, default=2, help="components (default: 2)")
+    p.add_argument("-k", "--n-components", type=_t(_select_components), default=2, metavar="K",
+                   help="components (default: 2), or 'auto': each candidate's number by "
+                        "parallel analysis (the components above a null of column-permuted "
+                        "data; docs/math.md)")
     p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
+    p.add_argument("--classifier", default="logistic", choices=list(_classifiers()),
+                   help="with labels: the classifier on the components (default: logistic, "
+                        "a logistic regression on the standardized components, max_iter "
+                        "1000; linear-svm, knn and ridge standardize too; lda)")
+    p.add_argument("--scoring", metavar="NAME", help="with labels: a scikit-learn scorer "
+                   "(e.g. balanced_accuracy, f1_macro; default: accuracy)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--standardize", action="store_true", help="scale each column to mean 0 "
                    "and standard deviation 1 before the kernel (fitted on each training "
@@ -386,9 +397,35 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _select_components(text: str) -> int | str:
+    """``kpca select -k``: an integer >= 1 or 'auto'."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer >= 1 or 'auto'; got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"the number of components must be >= 1; got {value}")
+    return value
+
+
+def _classifiers() -> list[str]:
+    """The names of kpca.selection.CLASSIFIERS (a test keeps them equal), without
+    importing the classifiers' modules for every command."""
+    return ["logistic", "linear-svm", "knn", "lda", "ridge"]
+
+
 def _cmd_select(args: argparse.Namespace) -> int:
+    from sklearn.metrics import get_scorer_names
+
     from .selection import select_kernel
 
+    if args.scoring is not None and args.scoring not in get_scorer_names():
+        close = difflib.get_close_matches(args.scoring, get_scorer_names(), n=3)
+        raise ValueError(f"--scoring: unknown scorer {args.scoring!r}"
+                         + (f"; did you mean {', '.join(close)}?" if close else
+                            "; see sklearn.metrics.get_scorer_names()"))
     if args.output:
         kio.check_output_path(args.output, table=False)
     X, labels, _ = kio.read_data_and_labels(args.data, header=args.header, labels=args.labels,
@@ -397,9 +434,10 @@ def _cmd_select(args: argparse.Namespace) -> int:
     preimages = kio.split_list(args.preimages, kio.parse_choice(*_PREIMAGES), "--preimages")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
-                           standardize=args.standardize)
+                           standardize=args.standardize, classifier=args.classifier,
+                           scoring=args.scoring)
     text = kio.format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
-                                n_components=args.n_components)
+                                n_components=args.n_components, classifier=args.classifier)
     with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \
             contextlib.nullcontext(sys.stdout) as fh:
         fh.write(text)

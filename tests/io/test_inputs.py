@@ -11,7 +11,8 @@ from kpca import io as kio
 
 # ------------------------------------------------------------------------- parsers
 @pytest.mark.parametrize(("text", "value"), [("3", 3), ("0.9", 0.9), ("all", None),
-                                             ("None", None)])
+                                             ("None", None), ("auto", "auto"),
+                                             ("AUTO", "auto")])
 def test_parse_n_components(text, value):
     assert kio.parse_n_components(text) == value
 
@@ -19,7 +20,7 @@ def test_parse_n_components(text, value):
 @pytest.mark.parametrize(("parse", "text", "message"), [
     (kio.parse_n_components, "0", "must be >= 1"),
     (kio.parse_n_components, "1.5", "must be in (0, 1)"),
-    (kio.parse_n_components, "x", "an integer >= 1, a fraction in (0, 1) or 'all'"),
+    (kio.parse_n_components, "x", "an integer >= 1, a fraction in (0, 1), 'all' or 'auto'"),
     (kio.parse_gamma, "wide", "'scale', 'median'"),
     (kio.parse_number, "1,5", "expected a number"),
     (kio.parse_nonnegative, "-1", "a number >= 0"),

@@ -19,10 +19,13 @@ from typing import Any
 from ..kernels import GAMMA_HEURISTICS, KERNELS
 
 
-def parse_n_components(text: str) -> int | float | None:
-    """``n_components``: an integer >= 1, a fraction in (0, 1), or 'all' (None)."""
+def parse_n_components(text: str) -> int | float | str | None:
+    """``n_components``: an integer >= 1, a fraction in (0, 1), 'all' (None) or 'auto'
+    (parallel analysis)."""
     if text.strip().lower() in ("all", "none"):
         return None
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         value = int(text)
     except ValueError:
@@ -30,7 +33,8 @@ def parse_n_components(text: str) -> int | float | None:
             frac = float(text)
         except ValueError:
             raise ValueError(
-                f"expected an integer >= 1, a fraction in (0, 1) or 'all'; got {text!r}"
+                f"expected an integer >= 1, a fraction in (0, 1), 'all' or 'auto'; got "
+                f"{text!r}"
             ) from None
         if not 0 < frac < 1:
             raise ValueError(
@@ -218,7 +222,9 @@ _F = ParameterFlag
 #: ``--name-with-dashes`` and :func:`parse_value`, see :func:`parameter_flag`)
 PARAMETER_FLAGS: Mapping[str, ParameterFlag] = MappingProxyType({
     "n_components": _F(("-k", "--n-components"), "number of components, a fraction in (0, 1) "
-                       "of variance to explain, or 'all'", parse_n_components, metavar="K"),
+                       "of variance to explain, 'all', or 'auto' (parallel analysis: the "
+                       "components above a null of column-permuted data)", parse_n_components,
+                       metavar="K"),
     "kernel": _F(("--kernel",), "kernel; with spectrum (strings) DATA is a .txt file, one "
                  "document per line", **_words(*sorted(KERNELS)), metavar="NAME"),
     "gamma": _F(("--gamma",), "kernel coefficient: a number, 'scale' or 'median'", parse_gamma),

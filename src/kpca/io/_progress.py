@@ -3,7 +3,9 @@
 The library only logs: records of the ``kpca`` logger carry ``kpca_event`` and
 its numbers -- ``'pass'`` and ``'residual'`` (``kpca_residual``) from the
 iterative eigensolvers, ``'rows'`` (``kpca_rows`` read so far in this pass of
-``kpca_total``, from ``kpca_source``) from the row sources of :func:`open_rows`.
+``kpca_total``, from ``kpca_source``) from the row sources of :func:`open_rows`,
+``'select'`` (``kpca_done`` fits of ``kpca_total``, and ``kpca_text``: "candidate 4/9,
+fold 2/5") from :func:`kpca.selection.select_kernel`.
 :class:`ProgressBars`, a logging handler, draws them; :func:`console_logging`
 sets up what a command line shows on standard error (messages, warnings, and the
 bars on a terminal).
@@ -76,7 +78,8 @@ class ProgressBars(logging.Handler):
         return self.bars[key]
 
     def emit(self, record: logging.LogRecord) -> None:
-        """Advance the bar a ``kpca_event`` record belongs to (passes or rows)."""
+        """Advance the bar a ``kpca_event`` record belongs to (passes, rows or the
+        fits of ``kpca select``)."""
         event = getattr(record, "kpca_event", None)
         if event in ("pass", "residual"):
             bar = self._bar("passes", desc="kernel passes", unit="pass",
@@ -86,6 +89,10 @@ class ProgressBars(logging.Handler):
             else:
                 self._residual = float(record.kpca_residual)
                 bar.set_postfix(residual=f"{self._residual:.1e}")
+        elif event == "select":  # kpca select: candidates x folds
+            bar = self._bar("select", unit="fit", total=record.kpca_total)
+            bar.set_description_str(record.kpca_text)  # redrawn: one record per fit
+            bar.update(record.kpca_done - bar.n)
         elif event == "rows":
             total = record.kpca_total
             bar = self._bar("rows", desc=f"reading {Path(record.kpca_source).name}",

@@ -56,12 +56,21 @@ def format_summary(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: how ``kpca select`` names its classifiers in the report
+_CLASSIFIER_TEXT = {"logistic": "a logistic regression", "linear-svm": "a linear SVM",
+                    "knn": "k nearest neighbours", "lda": "linear discriminant analysis",
+                    "ridge": "a ridge classifier"}
+
+
 def format_selection(data: Any, result: Any, *, supervised: bool, cv: int,
-                     n_components: int) -> str:
+                     n_components: int | str, classifier: str = "logistic") -> str:
     """The Markdown report of ``kpca select``: the criterion, the table of
     :meth:`kpca.selection.SelectionResult.table` and the best parameters."""
-    what = ("cross-validated accuracy of a logistic regression on the kernel PCA features"
+    clf = _CLASSIFIER_TEXT.get(classifier, classifier)
+    what = (f"cross-validated {result.criterion} of {clf} on the kernel PCA features"
             if supervised else "held-out reconstruction error (MSE) of pre-images")
+    k = ("each candidate's number of components by parallel analysis (column k)"
+         if n_components == "auto" else f"{n_components} components")
     best = ", ".join(f"{k}={v!r}" for k, v in result.best_params.items())
-    return (f"# kpca select: {data}\n\nCriterion: {what}, {cv} folds, {n_components} "
-            f"components.\n\n{result.table()}\nBest: {best}\n")
+    return (f"# kpca select: {data}\n\nCriterion: {what}, {cv} folds, {k}."
+            f"\n\n{result.table()}\nBest: {best}\n")
