@@ -392,3 +392,62 @@ def test_info_without_a_model_describes_this_machine(capsys):
     # with a model, the model (as before)
     code, _, err = run(capsys, "info", "missing.kpca")
     assert code == 2 and "missing.kpca" in err
+
+
+def test_plot_scree_null_of_an_auto_model_and_of_a_plain_one(capsys, files, monkeypatch):
+    """--null draws the model's own analysis (-k auto) or one computed on its training
+    rows with the fitted kernel; the figure has the band and the chosen k, and is
+    written atomically (no temporary file left; a failure leaves an existing file as it
+    was)."""
+    from kpca import parallel_analysis, plotting
+
+    drawn = []
+    real = plotting.plot_scree
+
+    def spy(model, **kw):
+        fig, ax = real(model, **kw)
+        drawn.append((kw.get("null"), [c.get_label() for c in ax.collections],
+                      [ln.get_label() for ln in ax.get_lines()]))
+        return fig, ax
+
+    monkeypatch.setattr(plotting, "plot_scree", spy)
+    rng = np.random.default_rng(1)
+    f = rng.normal(size=(150, 2))
+    write_table(files / "F.csv", np.repeat(f, 3, axis=1) + 0.4 * rng.normal(size=(150, 6)))
+    code, _, err = run(capsys, "fit", files / "F.csv", "-k", "auto", "--seed", "0",
+                       "--save", files / "auto.kpca")
+    assert code == 0, err
+    code, out, err = run(capsys, "plot", "scree", "--null", "-m", files / "auto.kpca",
+                         "-o", files / "null.svg")
+    assert code == 0, err
+    assert "<svg" in (files / "null.svg").read_text()
+    pa, collections, lines = drawn[-1]
+    assert pa.n_components == 2
+    assert any(c.startswith("null: 19 column permutations") for c in collections)
+    assert "chosen k = 2" in lines
+    assert sorted(p.name for p in files.iterdir() if "null" in p.name) == ["null.svg"]
+    # a model fitted with a number: the analysis is computed on its training rows
+    code, _, err = run(capsys, "fit", files / "F.csv", "--kernel", "rbf", "--gamma", "median",
+                       "-k", "3", "--save", files / "k3.kpca")
+    assert code == 0, err
+    code, _, err = run(capsys, "plot", "scree", "--null", "--seed", "4", "-m",
+                       files / "k3.kpca", "-o", files / "null3.png")
+    assert code == 0, err
+    pa3 = drawn[-1][0]
+    model = kpca.load(files / "k3.kpca")
+    ref = parallel_analysis(model.X_fit_, kernel="rbf", gamma=model.gamma_, random_state=4)
+    np.testing.assert_allclose(pa3.null_eigenvalues, ref.null_eigenvalues, rtol=1e-8)
+    assert pa3.n_components == ref.n_components
+    # failures: nothing written, an existing figure kept
+    before = (files / "null.svg").read_bytes()
+    code, _, err = run(capsys, "fit", files / "F.csv", "--estimator", "nystrom",
+                       "--n-landmarks", "40", "-k", "2", "--save", files / "ny.kpca")
+    assert code == 0, err
+    code, _, err = run(capsys, "plot", "scree", "--null", "-m", files / "ny.kpca",
+                       "-o", files / "null.svg")
+    clean_error(code, err, "NystromKernelPCA model", "-k auto")
+    assert (files / "null.svg").read_bytes() == before
+    code, _, err = run(capsys, "plot", "outliers", "--null", "-m", files / "k3.kpca",
+                       "-o", files / "o.png")
+    clean_error(code, err, "--null applies to 'kpca plot scree'")
+    assert not (files / "o.png").exists()

@@ -183,3 +183,38 @@ def test_contours_on_given_axes_and_zero_eigenvalues(toy):
         else:
             assert sets == [] and "eigenvalue 0" in ax.texts[0].get_text()
     assert all(not ax.collections for ax in axes[0])  # the other row is untouched
+
+
+def test_scree_null_draws_the_band_and_the_chosen_k(tmp_path):
+    """The band spans the null's minimum to its threshold, in ratio units of the data
+    (null eigenvalues / the data's trace), and the marker sits after the chosen k."""
+    from matplotlib.collections import PolyCollection
+
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=(200, 3))
+    X = np.repeat(f, 3, axis=1) + 0.5 * rng.normal(size=(200, 9))
+    model = KernelPCA(n_components="auto", random_state=0).fit(X)
+    pa = model.parallel_analysis_
+    assert pa.n_components == 3
+    fig, ax = kp.plot_scree(model, null=True, path=tmp_path / "null.png")
+    heights = [p.get_height() for p in ax.patches]
+    np.testing.assert_allclose(heights, pa.eigenvalues / pa.trace)
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)
+             and c.get_label().startswith("null")]
+    assert len(bands) == 1
+    verts = bands[0].get_paths()[0].vertices
+    lo, hi = pa.null_eigenvalues.min(axis=0) / pa.trace, pa.threshold / pa.trace
+    # the band's y values at each component are its bounds
+    assert np.isclose(verts[:, 1].min(), lo.min()) and np.isclose(verts[:, 1].max(), hi.max())
+    for i in range(pa.eigenvalues.size):
+        at = verts[np.isclose(verts[:, 0], i + 1)][:, 1]
+        assert np.isclose(at.min(), lo[i]) and np.isclose(at.max(), hi[i])
+    marks = [ln for ln in ax.get_lines() if ln.get_label() == "chosen k = 3"]
+    assert len(marks) == 1 and np.allclose(marks[0].get_xdata(), 3.5)
+    threshold = [ln for ln in ax.get_lines() if ln.get_label().startswith("null 95")]
+    np.testing.assert_allclose(threshold[0].get_ydata(), hi)
+    # the kept bars are coloured, the others grey
+    assert ax.patches[2].get_facecolor() != ax.patches[3].get_facecolor()
+    assert (tmp_path / "null.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="n_components='auto'"):
+        kp.plot_scree(KernelPCA(2).fit(X), null=True)

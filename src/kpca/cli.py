@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="auto", choices=["auto", *_PREIMAGES],
                    help="pre-image method (default: auto)")
     p = command("plot", _cmd_plot, "draw a figure of a saved model: scatter (scores of DATA), "
-                "scree (explained variance), contours (projection functions of a 2-D model) "
+                "scree (explained variance; --null: with the parallel-analysis null band), "
+                "contours (projection functions of a 2-D model) "
                 "or outliers (outlier map of DATA, default the training data)")
     p.add_argument("kind", choices=["scatter", "scree", "contours", "outliers"])
     _add_io(p, data="-d", output="FIGURE", model=True, labels=True)
@@ -192,6 +193,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="outliers: label the N farthest with their line in DATA (as kpca's "
                         "errors count lines: the header is line 1), or their 1-based row "
                         "number (.npy, .parquet, training data)")
+    p.add_argument("--null", action="store_true", help="scree: the parallel-analysis null "
+                   "band (column-permuted training rows) and the chosen k; the model's own "
+                   "analysis when it was fitted with -k auto, else computed on the training "
+                   "rows it keeps (exact models)")
+    p.add_argument("--seed", type=int, default=0, help="scree --null: seed of the "
+                   "permutations when the model has no analysis (default: 0)")
     p.add_argument("--title", help="figure title")
     p = command("select", _cmd_select, "compare kernels by cross-validation: with labels, the "
                 "score (accuracy) of a classifier (logistic regression on the standardized "
@@ -377,6 +384,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         X = kio.standardized(X, scaler)  # the points in the space the model was fitted in
     elif args.labels or args.label_column:
         raise ValueError("--labels / --label-column need --data.")
+    if args.null and args.kind != "scree":
+        raise ValueError(f"--null applies to 'kpca plot scree', not {args.kind}.")
     if args.kind == "scatter" and X is None:
         raise ValueError("'kpca plot scatter' needs --data (the points to project).")
     kw = dict(title=args.title, path=path)
@@ -384,7 +393,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         ij = kio.parse_components(args.components, len(est.eigenvalues_))
         fig, _ = plotting.plot_embedding(est.transform(X), labels, components=ij, **kw)
     elif args.kind == "scree":
-        fig, _ = plotting.plot_scree(est, **kw)
+        fig, _ = plotting.plot_scree(est, null=_scree_null(est, args) if args.null else None,
+                                     **kw)
     elif args.kind == "outliers":
         fig, _ = plotting.plot_outlier_map(est, X=X, labels=labels, annotate=args.annotate,
                                            first_row=_first_row(args, X, columns), **kw)
@@ -414,6 +424,24 @@ def _classifiers() -> list[str]:
     """The names of kpca.selection.CLASSIFIERS (a test keeps them equal), without
     importing the classifiers' modules for every command."""
     return ["logistic", "linear-svm", "knn", "lda", "ridge"]
+
+
+def _scree_null(est: Any, args: argparse.Namespace) -> Any:
+    """The parallel analysis ``plot scree --null`` draws: the model's own (``-k auto``),
+    or one computed on the training rows an exact model keeps, with its fitted kernel
+    (gamma as resolved by the fit)."""
+    found = getattr(est, "parallel_analysis_", None)
+    if found is not None:
+        return found
+    if type(est) is not KernelPCA or getattr(est, "n_features_in_", None) is None:
+        raise ValueError(f"{args.model}: 'kpca plot scree --null' recomputes the analysis on "
+                         "the training rows of an exact model on vectors (kpca fit, "
+                         f"--estimator exact); this is a {type(est).__name__} model. Fit it "
+                         "with -k auto to keep the analysis in the model.")
+    from .selection import parallel_analysis
+
+    return parallel_analysis(est.X_fit_, kernel=est.kernel_, center=est.center,
+                             random_state=args.seed, n_jobs=est.n_jobs)
 
 
 def _cmd_select(args: argparse.Namespace) -> int:

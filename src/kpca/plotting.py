@@ -7,7 +7,8 @@ matplotlib is imported only when a function is called. Without a display
 (a server, CI) matplotlib uses its non-interactive Agg backend.
 
 * :func:`plot_embedding` — scatter of two components, coloured by label;
-* :func:`plot_scree` — explained variance per component and cumulated;
+* :func:`plot_scree` — explained variance per component and cumulated, or with the
+  parallel-analysis null band and the chosen k (``null=``);
 * :func:`plot_contours` — contour lines of the projection functions
   ``y_l(x) = sum_i alpha_li k~(x, x_i)`` over a 2-D input plane (the figures
   of Schölkopf, Smola & Müller 1998);
@@ -164,30 +165,51 @@ def plot_embedding(
 def plot_scree(
     model_or_ratios: Any,
     *,
-    cumulative: bool = True,
+    null: Any = None,
+    cumulative: bool | None = None,
     ax: Any = None,
     title: str | None = None,
     path: str | os.PathLike | None = None,
 ) -> tuple[Any, Any]:
-    """Explained-variance (scree) plot: bars per component, cumulative line.
+    """Explained-variance (scree) plot: bars per component, cumulative line; with
+    ``null``, the parallel-analysis null band and the chosen k.
 
     Parameters
     ----------
     model_or_ratios : fitted KernelPCA or array-like
         A model with ``explained_variance_ratio_`` (fraction of the
         feature-space variance ``mu_l / trace(K~)``), or those ratios.
-    cumulative : bool, default=True
-        Also draw the cumulated ratio (a line with markers).
+    null : kpca.ParallelAnalysis or True, default=None
+        Draw parallel analysis (docs/math.md, "Parallel analysis"): bars for every
+        candidate ``eigenvalues / trace`` (the kept ones in colour), the band from
+        the null's smallest value to its threshold (``null_eigenvalues / trace``, the
+        same scale), the threshold as a dashed line, and a vertical line after the
+        chosen k. ``True``: the model's ``parallel_analysis_`` (fitted with
+        ``n_components='auto'``); :func:`kpca.parallel_analysis` gives one for any
+        data.
+    cumulative : bool, default=None
+        Also draw the cumulated ratio (a line with markers). ``None``: without
+        ``null`` only (the band and the bars need the small scale).
     ax, title, path : see :func:`plot_embedding`
 
     Returns
     -------
     fig, ax
+        With ``null``, the band is the ``PolyCollection`` labelled ``"null ..."`` and
+        the chosen k the line labelled ``"chosen k = ..."``.
     """
+    if null is True:
+        null = getattr(model_or_ratios, "parallel_analysis_", None)
+        if null is None:
+            raise ValueError("plot_scree(null=True) needs a model fitted with "
+                             "n_components='auto'; or pass kpca.parallel_analysis(X, ...).")
+    if null is not None:
+        return _scree_null(null, cumulative=bool(cumulative), ax=ax, title=title, path=path)
     ratios = getattr(model_or_ratios, "explained_variance_ratio_", model_or_ratios)
     ratios = np.asarray(ratios, dtype=float).ravel()
     if ratios.size == 0:
         raise ValueError("plot_scree: no explained variance ratios to plot.")
+    cumulative = True if cumulative is None else cumulative
     fig, ax = _axes(ax, figsize=(5.5, 3.8))
     idx = np.arange(1, ratios.size + 1)
     ax.bar(idx, ratios, color="C0", label="per component")
@@ -199,6 +221,39 @@ def plot_scree(
     ax.set_ylabel("explained variance ratio")
     ax.set_ylim(0, max(1.0, float(np.cumsum(ratios)[-1])) * 1.02 if cumulative else None)
     ax.set_title(title or "explained variance (scree plot)")
+    _finish(fig, path)
+    return fig, ax
+
+
+def _scree_null(pa: Any, *, cumulative: bool, ax: Any, title: str | None,
+                path: str | os.PathLike | None) -> tuple[Any, Any]:
+    """The scree plot of a :class:`kpca.ParallelAnalysis` (see :func:`plot_scree`)."""
+    values = np.asarray(pa.eigenvalues, dtype=float)
+    null = np.asarray(pa.null_eigenvalues, dtype=float)
+    if values.size == 0 or null.ndim != 2 or null.shape[1] != values.size:
+        raise ValueError("plot_scree: the parallel analysis has no eigenvalues to plot.")
+    scale = float(pa.trace) if pa.trace > 0 else 1.0
+    ratios, low = values / scale, null.min(axis=0) / scale
+    high = np.asarray(pa.threshold, dtype=float) / scale
+    k = int(pa.n_components)
+    fig, ax = _axes(ax, figsize=(6.0, 3.8))
+    idx = np.arange(1, values.size + 1)
+    colors = ["C0" if i < k else "0.75" for i in range(values.size)]
+    ax.bar(idx, ratios, color=colors, label=f"data ({k} above the null)")
+    q = f"{100 * pa.quantile:g} %"
+    ax.fill_between(idx, low, high, color="C3", alpha=0.25, zorder=3,
+                    label=f"null: {pa.n_permutations} column permutations, min to {q}")
+    ax.plot(idx, high, "--", color="C3", linewidth=1, zorder=4,
+            label=f"null {q} quantile")
+    ax.axvline(k + 0.5, color="k", linestyle=":", linewidth=1.2, zorder=5,
+               label=f"chosen k = {k}")
+    if cumulative:
+        ax.plot(idx, np.cumsum(ratios), "o-", color="C1", markersize=3, label="cumulative")
+    ax.set_xlabel("component")
+    ax.set_ylabel("explained variance ratio")
+    ax.set_xlim(0.4, values.size + 0.6)
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_title(title or f"scree plot with parallel analysis: k = {k}")
     _finish(fig, path)
     return fig, ax
 
