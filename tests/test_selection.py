@@ -101,3 +101,33 @@ def test_a_failing_candidate_is_a_row_with_its_reason_and_no_warning():
     text = res.table()
     failed_line = text.split("Failed:\n- ", 1)[1].splitlines()[0]
     assert "| failed |" in text and "degree=400" in failed_line and "overflow" in failed_line
+
+
+def test_unsupervised_criterion_finds_the_best_gamma_of_a_dense_grid():
+    """Noisy points on an arc, one component: the held-out reconstruction error has an
+    interior minimum over gamma (too small: nearly linear PCA, which cannot follow the
+    arc; too large: the component stops being a smooth function of the position).
+    The dense-grid reference is computed with scikit-learn's KernelPCA and its learned
+    pre-image on the same folds; select_kernel must give the same errors and the same
+    best gamma."""
+    from sklearn.decomposition import KernelPCA as SkKernelPCA
+
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, 1.5 * np.pi, 150)
+    X = np.c_[np.cos(t), np.sin(t)] + 0.05 * rng.normal(size=(150, 2))
+    grid = np.geomspace(0.03, 100, 15)
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))
+    ref = []
+    for g in grid:
+        errs = []
+        for tr, te in folds:
+            m = SkKernelPCA(1, kernel="rbf", gamma=g, fit_inverse_transform=True,
+                            alpha=1e-3).fit(X[tr])
+            errs.append(np.mean((X[te] - m.inverse_transform(m.transform(X[te]))) ** 2))
+        ref.append(np.mean(errs))
+    best = int(np.argmin(ref))
+    assert 0 < best < len(grid) - 1  # an interior optimum: the known answer
+    res = select_kernel(X, candidates={"kernel": ["rbf"], "gamma": list(grid)},
+                        n_components=1, cv=3, alpha=1e-3, random_state=0)
+    np.testing.assert_allclose([r["score"] for r in res.rows], ref, rtol=1e-6)
+    assert res.best_params["gamma"] == grid[best]
