@@ -388,7 +388,7 @@ def _components(X, params_list, n_components, random_state, standardize, n_jobs
                 pa = parallel_analysis(Xs, random_state=random_state, n_jobs=n_jobs,
                                        **params)
             ks.append(max(1, pa.n_components))
-        except (ValueError, np.linalg.LinAlgError) as exc:
+        except (ValueError, TypeError, np.linalg.LinAlgError) as exc:  # TypeError: a name
             logger.info("select_kernel: parallel analysis of %s failed: %s", params, exc)
             ks.append(1)  # the candidate's own fits report the failure
     return ks
@@ -424,8 +424,8 @@ def _supervised(X, y, params_list, ks, cv, classifier, scoring, n_jobs, random_s
         return Pipeline([
             *([("scale", StandardScaler(with_mean=not sp_issparse(X)))] if standardize
               else []),
-            ("kpca", KernelPCA(n_components=k, random_state=random_state, n_jobs=n_jobs,
-                               **params)),
+            ("kpca", KernelPCA(n_components=k, random_state=random_state,
+                               n_jobs=n_jobs).set_params(**params)),
             ("clf", clone(clf)),
         ])
 
@@ -492,7 +492,9 @@ def _shared_kernel_scores(X, y, folds, scaled, params, k, clf, scorer, random_st
     ``gamma`` heuristic can differ between folds); K is computed again only when the
     resolved kernel or the fold's scaling differs from the previous fold's.
     """
-    base = KernelPCA(n_components=k, random_state=random_state, n_jobs=n_jobs, **params)
+    # set_params: an unknown name is a ValueError (a failed row), as in the pipeline
+    base = KernelPCA(n_components=k, random_state=random_state, n_jobs=n_jobs).set_params(
+        **params)
     base._validate_params()
     kernel = base._make_kernel()
     key, K = None, None
