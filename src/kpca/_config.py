@@ -750,6 +750,18 @@ _register("parallel_analysis_start_components", Setting(
     "costs at most about twice the solve at the final size; 16 is the first size of the "
     "variance-fraction search (n_components in (0, 1)).",
     kind=int, low=1))
+_register("growing_tile_cols", Setting(
+    2048,
+    "Side of the tiles in which IncrementalKernelPCA stores its kernel matrix: bands of "
+    "at most this many rows, cut into tiles of at most this many columns "
+    "(operators/_growing.py); a product multiplies each tile by the compiled one-sweep "
+    "kernel. "
+    "Rule: a numerical bound and cache. A float32 tile's products are summed in float32 "
+    "over at most this many values (the side of KernelPCA's stored float32 tiles, "
+    "tile_size's 2,048: about 45 roundings of 6e-8 in a random walk, below the float32 "
+    "solvers' 1e-5 residual target), and a 2,048-column slice of the block it multiplies "
+    "(16 float32 columns: 128 KiB) stays in L2 while a band's rows pass.",
+    low=1))
 
 
 # ---------------------------------------------------------------------------- machinery

@@ -14,6 +14,8 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kpca
+import kpca.operators._tiled as tiled
+from kpca import _native
 from kpca.operators import CenteredOperator, GrowingGram, NewColumns
 
 GAMMA = 0.3
@@ -61,7 +63,8 @@ def block_rows(request, monkeypatch):
     """Natural block sizes, and growing_min_block_rows=4 / tiny pieces (many block rows and
     several pieces per block row, on few rows)."""
     if request.param == "tiny-blocks":
-        with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64):
+        with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64,
+                                 growing_tile_cols=3):
             yield request.param
     else:
         yield request.param
@@ -161,7 +164,8 @@ def test_matmat_equals_the_dense_product(sizes, dtype, block_rows):
 def test_matmat_does_not_depend_on_the_threads(n_jobs):
     sizes = [5, 1, 7, 3, 9]
     X = _rows(sum(sizes))
-    with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64):
+    with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64,
+                             growing_tile_cols=3):
         gram, _ = _grow(X, sizes)
         gram.n_jobs = n_jobs
         T = gram.to_dense()
@@ -411,3 +415,44 @@ def test_append_kernel_of_a_non_finite_batch_raises_and_stores_nothing():
         gram.append_kernel(kern, Y[8:], Y)
     assert gram.shape == (8, 8)
     np.testing.assert_array_equal(gram.to_dense(), before)
+
+
+@pytest.fixture(params=["numpy", *(tiled._tileprod_ext.variants()
+                                   if tiled._tileprod_ext is not None else ())])
+def product_path(request, monkeypatch):
+    """Every compiled tile product this CPU runs, and NumPy's products."""
+    if request.param == "numpy":
+        monkeypatch.setattr(tiled, "NATIVE", False)
+        return request.param
+    fns = _native.bind(tiled._tileprod_ext, request.param)
+    monkeypatch.setattr(tiled, "_tileprod", fns)
+    monkeypatch.setattr(tiled, "NATIVE", True)
+    monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
+        [np.dtype(np.float32), np.dtype(np.float64)], fns.widths, strict=True)))
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cols", [1, 5, 16, 19])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tiled_products_equal_the_dense_product(product_path, dtype, cols, n_jobs):
+    """Bands and tiles that do not divide the block rows (tiles of 7: a band of 20 rows
+    is 3 bands, the last of 6), any number of columns (padded to the compiled kernel's
+    vector), against the dense product of the matrix as stored."""
+    sizes = [20, 1, 3, 9, 40]
+    X = _rows(sum(sizes))
+    with kpca.config_context(growing_min_block_rows=4, growing_tile_cols=7):
+        gram, _ = _grow(X, sizes, dtype)
+    assert all(T.shape[0] <= 7 and T.shape[1] <= 7 and T.flags.c_contiguous
+               for _, band in gram.bands for _, T in band)
+    assert all(band[-1][0] == a and band[-1][1].shape[0] == band[-1][1].shape[1]
+               for a, band in gram.bands)
+    gram.n_jobs = n_jobs
+    T = gram.to_dense().astype(np.float64)
+    np.testing.assert_array_equal(T, T.T)
+    V = np.random.default_rng(3).normal(size=(X.shape[0], cols))
+    got = gram.matmat(V)
+    assert got.shape == (X.shape[0], cols) and got.dtype == np.float64
+    # float32: V rounded to float32 and each tile's sums in float32 (<= 7 terms)
+    scale = np.abs(T).sum(axis=1).max() * np.abs(V).max()
+    np.testing.assert_allclose(got, T @ V, rtol=0, atol=TOL[dtype] * scale)

@@ -25,17 +25,26 @@ import numpy as np
 from .._config import get_config
 from .._parallel import blas_threads, matmul_rows, run_blocks
 from ..kernels import Kernel
+from . import _tiled
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
 
 # tuning values (kpca._config): ``growing_min_block_rows`` -- a block row shorter than
-# it absorbs the next batch; ``growing_piece_bytes`` -- bytes of one piece of a block
-# row in a product (used twice, ``T V`` and ``T^T V``, while it is in cache)
+# it absorbs the next batch; ``growing_piece_bytes`` -- bytes of one chunk of a block
+# row while it is evaluated or shifted; ``growing_tile_cols`` -- the side of the stored
+# tiles (a product's float32 sums run over at most this many values)
 
 
 class GrowingGram(KernelOperator):
     """Shifted kernel matrix ``T = K - a 1^T - 1 a^T`` of a growing row set.
+
+    Each block row is stored as tiles: bands of at most ``growing_tile_cols`` rows (a
+    setting), each cut into contiguous tiles of at most that many columns below its
+    own square diagonal tile. A product then multiplies each tile by kpca's compiled
+    one-sweep kernel (:func:`kpca.operators._tiled.native_tile_product`: both of a
+    tile's products, ``T V`` and ``T^T V``, from one read), as KernelPCA's stored
+    tiles are, and its float32 sums run over at most a tile's side, as theirs do.
 
     Parameters
     ----------
@@ -59,11 +68,18 @@ class GrowingGram(KernelOperator):
         self.dtype = np.dtype(dtype)
         self.n_jobs = n_jobs
         self.shape = (0, 0)
-        #: (first row, block) with block of shape (rows, first row + rows)
-        self.blocks: list[tuple[int, np.ndarray]] = []
+        #: bands (first row a, tiles): tiles [(first column c0, tile)] of shape (h, c)
+        #: covering the columns 0:a + h, the last one the square diagonal tile (c0 = a)
+        self.bands: list[tuple[int, list[tuple[int, np.ndarray]]]] = []
         self.shift = np.zeros(0)
         self.row_sums = np.zeros(0)
         self.diag_k = np.zeros(0)
+
+    @property
+    def blocks(self) -> list[tuple[int, np.ndarray]]:
+        """The stored bands as ``(first row a, rows)``, each of shape ``(h, a + h)``: the
+        lower triangle by bands (copies, for inspection)."""
+        return [(a, _join(tiles)) for a, tiles in self.bands]
 
     @property
     def threads(self) -> int:  # type: ignore[override]
@@ -220,19 +236,20 @@ class GrowingGram(KernelOperator):
 
     def _store(self, Tb: np.ndarray, shift: np.ndarray, row_sums: np.ndarray,
                diag: np.ndarray) -> None:
-        """Keep the new block row ``Tb`` (merged into a short last block row) and the
+        """Keep the new block row ``Tb`` as tiles (merged into a short last band) and the
         grown bookkeeping."""
         n = self.n
         b, N = Tb.shape
-        if self.blocks and self.blocks[-1][1].shape[0] < get_config()["growing_min_block_rows"]:
-            r0, T = self.blocks.pop()
+        if self.bands and _height(self.bands[-1]) < get_config()["growing_min_block_rows"]:
+            r0, tiles = self.bands.pop()
+            T = _join(tiles)
             merged = np.empty((T.shape[0] + b, N), dtype=self.dtype)
             merged[: T.shape[0], :n] = T
             merged[: T.shape[0], n:] = Tb[:, r0:n].T
             merged[T.shape[0]:] = Tb
-            self.blocks.append((r0, merged))
+            self.bands.extend(_split(merged, r0))
         else:
-            self.blocks.append((n, Tb))
+            self.bands.extend(_split(Tb, n))
         self.shift = shift
         self.row_sums = row_sums
         self.diag_k = np.concatenate([self.diag_k, diag])
@@ -302,7 +319,8 @@ class GrowingGram(KernelOperator):
             if P is not None:
                 TP[s:e] = TPr + T[:, s:] @ P[s:e]
                 TP[:s] += TPc
-            gram.blocks.append((s, T))
+            gram.bands.extend(_split(T, s))
+            del T  # (its tiles are copies)
         if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
             raise ValueError(
                 "the kernel values are not finite (overflow): check the kernel parameters "
@@ -321,23 +339,25 @@ class GrowingGram(KernelOperator):
         """``T -= a 1^T + 1 a^T`` in place (``a`` added to the stored shift)."""
         a_cast = a.astype(self.dtype)
 
-        def work(block: tuple[int, np.ndarray]) -> None:
-            # a_i + a_j in one subtraction, a few rows at a time: the diagonal blocks
+        def work(band: tuple[int, list[tuple[int, np.ndarray]]]) -> None:
+            # a_i + a_j in one subtraction, a few rows at a time: the diagonal tiles
             # stay exactly symmetric (the sum commutes; two subtractions would not)
-            r0, T = block
-            step = max(1, get_config()["growing_piece_bytes"] // max(1, T[0].nbytes))
-            for i in range(0, T.shape[0], step):
-                rows = T[i : i + step]
-                rows -= a_cast[r0 + i : r0 + i + rows.shape[0], None] + a_cast[None, : T.shape[1]]
+            r0, tiles = band
+            for c0, T in tiles:
+                step = max(1, get_config()["growing_piece_bytes"] // max(1, T[0].nbytes))
+                cols = a_cast[None, c0 : c0 + T.shape[1]]
+                for i in range(0, T.shape[0], step):
+                    rows = T[i : i + step]
+                    rows -= a_cast[r0 + i : r0 + i + rows.shape[0], None] + cols
 
-        run_blocks(work, self.blocks, workers)
+        run_blocks(work, self.bands, workers)
         self.shift = self.shift + a
 
     def copy(self) -> GrowingGram:
         """A new object sharing the stored blocks: they are never written after being
         added, so appending to the copy leaves this one as it was."""
         out = GrowingGram(self.dtype, self.n_jobs)
-        out.blocks = list(self.blocks)
+        out.bands = list(self.bands)
         out.shift, out.row_sums, out.diag_k = self.shift, self.row_sums, self.diag_k
         out.shape = self.shape
         return out
@@ -347,7 +367,8 @@ class GrowingGram(KernelOperator):
         past the rows where float64 storage is the default)."""
         out = self.copy()
         out.dtype = np.dtype(dtype)
-        out.blocks = [(r0, T.astype(dtype)) for r0, T in self.blocks]
+        out.bands = [(r0, [(c0, T.astype(dtype)) for c0, T in tiles])
+                     for r0, tiles in self.bands]
         return out
 
     # ------------------------------------------------------------------ statistics
@@ -380,7 +401,7 @@ class GrowingGram(KernelOperator):
 
     @property
     def nbytes(self) -> int:
-        return sum(T.nbytes for _, T in self.blocks)
+        return sum(T.nbytes for _, tiles in self.bands for _, T in tiles)
 
     @staticmethod
     def bytes_for(n: int, itemsize: int, batch: int = 0) -> int:
@@ -390,51 +411,87 @@ class GrowingGram(KernelOperator):
         diag = max(batch, get_config()["growing_min_block_rows"])
         return (n * (n + 1) // 2 + diag * n + batch * n) * itemsize
 
-    def _pieces(self) -> list[tuple[int, int, int, int]]:
-        """(block, first column, last column, first row) of every piece."""
-        out = []
-        piece = get_config()["growing_piece_bytes"]
-        for i, (r0, T) in enumerate(self.blocks):
-            width = max(256, piece // max(1, T.shape[0] * T.itemsize))
-            for c0 in range(0, r0, width):
-                out.append((i, c0, min(r0, c0 + width), r0))
-            out.append((i, r0, T.shape[1], r0))  # the diagonal block
-        return out
-
     def matmat(self, V: np.ndarray) -> np.ndarray:
-        """``T @ V`` (float64 accumulation; returned in float64)."""
+        """``T @ V`` (float64 accumulation across tiles; returned in float64).
+
+        One read of each stored tile for both of its products: kpca's compiled kernel
+        where this CPU has one (``V``'s columns padded to a multiple of its vector),
+        else NumPy's products slice by slice
+        (:meth:`TiledKernelOperator._tile_product`). The tiles are shared between the
+        workers, largest first, each worker summing into its own accumulator; the
+        accumulators are added in a fixed order (the same result for the same
+        ``n_jobs``)."""
         V = np.asarray(V)
         vec = V.ndim == 1
         V = V.reshape(self.n, -1)
-        Vs = np.ascontiguousarray(V, dtype=self.dtype)
-        pieces = self._pieces()
-        workers = min(n_threads(self.n_jobs), len(pieces))
-        groups = [pieces[w::workers] for w in range(workers)]
+        q = V.shape[1]
+        width = _tiled.NATIVE_WIDTH.get(self.dtype) if _tiled.NATIVE else None
+        if width:
+            Vs = np.zeros((self.n, -(-q // width) * width), dtype=self.dtype)
+            Vs[:, :q] = V
+        else:
+            Vs = np.ascontiguousarray(V, dtype=self.dtype)
+        tiles = [(a, c0, T) for a, band in self.bands for c0, T in band]
+        workers = min(n_threads(self.n_jobs), len(tiles))
+        groups: list[list[tuple[int, int, np.ndarray]]] = [[] for _ in range(workers)]
+        load = [0] * workers
+        for tile in sorted(tiles, key=lambda t: -t[2].size):  # (a stable sort)
+            w = load.index(min(load))
+            groups[w].append(tile)
+            load[w] += tile[2].size
 
         def work(group) -> np.ndarray:
             W = np.zeros((self.n, Vs.shape[1]), dtype=np.float64)
-            for i, c0, c1, r0 in group:
-                T = self.blocks[i][1]
-                r1 = r0 + T.shape[0]
-                P = T[:, c0:c1]
-                W[r0:r1] += P @ Vs[c0:c1]
-                if c1 <= r0:  # below the diagonal: the symmetric part too
-                    W[c0:c1] += P.T @ Vs[r0:r1]
+            for a, c0, T in group:
+                if width:
+                    _tiled.native_tile_product(T, c0 == a, Vs, W, a, c0)
+                else:
+                    _tiled.TiledKernelOperator._tile_product(T, c0 == a, Vs, W, a, c0)
             return W
 
-        parts = run_blocks(work, groups, workers)
-        out = parts[0]
+        parts = run_blocks(work, [g for g in groups if g], workers)
+        out = parts[0] if parts else np.zeros((self.n, Vs.shape[1]))
         for p in parts[1:]:
             out += p
+        out = out[:, :q] if out.shape[1] != q else out
         return out.ravel() if vec else out
 
     def to_dense(self) -> np.ndarray:
         A = np.empty(self.shape, dtype=self.dtype)
-        for r0, T in self.blocks:
-            r1 = r0 + T.shape[0]
-            A[r0:r1, :r1] = T
-            A[:r0, r0:r1] = T[:, :r0].T
+        for r0, tiles in self.bands:
+            for c0, T in tiles:
+                h, c = T.shape
+                A[r0 : r0 + h, c0 : c0 + c] = T
+                if c0 != r0:
+                    A[c0 : c0 + c, r0 : r0 + h] = T.T
         return A
+
+
+def _height(band: tuple[int, list[tuple[int, np.ndarray]]]) -> int:
+    return band[1][-1][1].shape[0]
+
+
+def _join(tiles: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """A band's rows from its tiles (a new array)."""
+    return np.hstack([T for _, T in tiles])
+
+
+def _split(T: np.ndarray, r0: int) -> list[tuple[int, list[tuple[int, np.ndarray]]]]:
+    """The block row ``T`` (rows ``r0:r0 + m`` against columns ``0:r0 + m``) as bands of
+    contiguous tiles of at most ``growing_tile_cols`` (a setting) rows and columns
+    (copies; the diagonal tile of a band is square and as symmetric as ``T``)."""
+    side = max(1, int(get_config()["growing_tile_cols"]))
+    m = T.shape[0]
+    bands = []
+    for s in range(0, m, side):
+        e = min(m, s + side)
+        a = r0 + s
+        rows = T[s:e]
+        tiles = [(c0, np.ascontiguousarray(rows[:, c0 : min(a, c0 + side)]))
+                 for c0 in range(0, a, side)]
+        tiles.append((a, np.ascontiguousarray(rows[:, a : r0 + e])))
+        bands.append((a, tiles))
+    return bands
 
 
 def _block_row(kernel: Kernel, X_rows, prep, s: int, e: int, dtype: np.dtype, workers: int,

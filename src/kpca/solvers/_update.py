@@ -78,7 +78,13 @@ def _ritz(A: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     A = 0.5 * (A + A.T)
     q = A.shape[0]
     m = min(m, q)
-    w, C = eigh(A, subset_by_index=[q - m, q - 1], driver="evr", check_finite=False)
+    try:
+        w, C = eigh(A, subset_by_index=[q - m, q - 1], driver="evr", check_finite=False)
+    except np.linalg.LinAlgError:
+        # LAPACK's MRRR (evr) can fail to converge on clusters of round-off-sized
+        # eigenvalues (a low-rank kernel's null space); divide and conquer does not
+        w, C = eigh(A, driver="evd", check_finite=False)
+        w, C = w[q - m:], C[:, q - m:]
     return w[::-1].copy(), C[:, ::-1].copy()
 
 
