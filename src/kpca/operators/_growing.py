@@ -5,6 +5,9 @@ every row seen so far, itself included (the lower triangle of ``K`` by blocks), 
 batch of ``b`` rows to an ``n``-row matrix stores only the ``b (n + b)`` new values
 and never moves the old ones. Small batches are merged into the last block row
 while it is short, so a stream of single rows does not become thousands of tiles.
+A block row is kept as contiguous tiles (bands of at most ``growing_tile_cols`` rows
+and columns), which products multiply with the compiled one-sweep tile kernel, as
+KernelPCA's stored tiles.
 
 Stored values are *shifted*: ``T_ij = K_ij - a_i - a_j``, with ``a_i`` fixed when
 row ``i`` arrives. Centring removes any such shift exactly (``H T H = H K H`` for
