@@ -284,12 +284,12 @@ _register("growing_min_block_rows", Setting(
     low=1))
 _register("growing_piece_bytes", Setting(
     2 * MiB,
-    "Bytes of one piece of a block row in a product with IncrementalKernelPCA's kernel "
-    "matrix, and of one chunk of a block row while it is evaluated, summed and "
-    "multiplied. "
-    "Rule: cache. The piece is read twice (T V and T^T V), the second time from cache: "
-    "about a core's L2 (1-2 MiB on current server cores) or its share of the last "
-    "level, and wide enough (>= 256 columns) that a call's overhead is below 1 % of "
+    "Bytes of one chunk of a block row of IncrementalKernelPCA's kernel matrix while it "
+    "is evaluated, summed and multiplied (T_bn V), or shifted (products with the stored "
+    "matrix go by its tiles, growing_tile_cols). "
+    "Rule: cache. The chunk is read more than once (its sums, then its product), the "
+    "second time from cache: about a core's L2 (1-2 MiB on current server cores) or its "
+    "share of the last level, and large enough that a call's overhead is below 1 % of "
     "its flops.",
     low=1))
 

@@ -60,8 +60,9 @@ SIZES = {
 
 @pytest.fixture(params=["default-blocks", "tiny-blocks"])
 def block_rows(request, monkeypatch):
-    """Natural block sizes, and growing_min_block_rows=4 / tiny pieces (many block rows and
-    several pieces per block row, on few rows)."""
+    """Natural block sizes, and growing_min_block_rows=4 / tiny chunks / tiles of 3 (many
+    block rows, several chunks per block row and several bands and tiles per block row,
+    on few rows)."""
     if request.param == "tiny-blocks":
         with kpca.config_context(growing_min_block_rows=4, growing_piece_bytes=64,
                                  growing_tile_cols=3):
