@@ -323,7 +323,7 @@ class GrowingGram(KernelOperator):
                 TP[s:e] = TPr + T[:, s:] @ P[s:e]
                 TP[:s] += TPc
             gram.bands.extend(_split(T, s))
-            del T  # (its tiles are copies)
+            del T  # (kept only through its tiles)
         if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
             raise ValueError(
                 "the kernel values are not finite (overflow): check the kernel parameters "
@@ -482,7 +482,8 @@ def _join(tiles: list[tuple[int, np.ndarray]]) -> np.ndarray:
 def _split(T: np.ndarray, r0: int) -> list[tuple[int, list[tuple[int, np.ndarray]]]]:
     """The block row ``T`` (rows ``r0:r0 + m`` against columns ``0:r0 + m``) as bands of
     contiguous tiles of at most ``growing_tile_cols`` (a setting) rows and columns
-    (copies; the diagonal tile of a band is square and as symmetric as ``T``)."""
+    (copies, except a block row of the first rows that is one tile: ``T`` itself); the
+    diagonal tile of a band is square and as symmetric as ``T``."""
     side = max(1, int(get_config()["growing_tile_cols"]))
     m = T.shape[0]
     bands = []
