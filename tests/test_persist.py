@@ -192,10 +192,19 @@ def test_unsupported_values_are_refused(tmp_path, data):
 def test_unfitted_or_foreign_estimators_are_refused(tmp_path):
     with pytest.raises(NotFittedError):
         save_model(kpca.KernelPCA(), tmp_path / "m.kpca")
-    from sklearn.decomposition import PCA
+    from sklearn.decomposition import PCA, KernelPCA
 
-    with pytest.raises(ValueError, match="not an estimator exported by kpca"):
-        save_model(PCA().fit(np.eye(3)), tmp_path / "m.kpca")
+    # issue 33: the message names kpca.save and says what to do instead
+    for model in (PCA().fit(np.eye(3)), KernelPCA(n_components=2).fit(np.eye(3))):
+        name = type(model).__name__
+        with pytest.raises(ValueError, match=rf"^kpca\.save: sklearn\.{name} is a "
+                           "scikit-learn model, not a kpca model.*kpca.KernelPCA is a "
+                           "drop-in replacement.*skops"):
+            save_model(model, tmp_path / "m.kpca")
+    with pytest.raises(ValueError, match=r"^kpca\.save: Dummy is not an estimator exported "
+                       r"by kpca \(the estimators it saves: AnovaKernelPCA, "):
+        save_model(Dummy().fit(), tmp_path / "m.kpca")
+    assert not (tmp_path / "m.kpca").exists()
 
 
 # ------------------------------------------------------------------------- tampering

@@ -321,8 +321,19 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     except ValueError:
         ok = False
     if not ok:
+        module = type(estimator).__module__
+        if module.split(".")[0] == "sklearn":
+            raise ValueError(
+                f"kpca.save: {module.split('.')[0]}.{type(estimator).__qualname__} is a "
+                "scikit-learn model, not a kpca model, and kpca model files hold only kpca "
+                "estimators. Fit the kpca estimator instead (kpca.KernelPCA is a drop-in "
+                "replacement for sklearn.decomposition.KernelPCA) and save that, or persist "
+                "the scikit-learn model with scikit-learn's own means (skops, or joblib/"
+                "pickle for files you trust)."
+            )
         raise ValueError(
-            f"save_model: {type(estimator).__qualname__} is not an estimator exported by kpca."
+            f"kpca.save: {type(estimator).__qualname__} is not an estimator exported by kpca "
+            f"(the estimators it saves: {', '.join(sorted(ESTIMATOR_CLASSES))})."
         )
     check_is_fitted(estimator)
     enc = _Encoder()
