@@ -324,7 +324,7 @@ def test_incremental_mode_fields_must_match(tmp_path, X):
 def test_save_writes_only_the_schema_and_refuses_undeclared_attributes(tmp_path, X):
     est = kpca.KernelPCA(n_components=2).fit(X)
     est.note_ = "hello"
-    with pytest.raises(ValueError, match=r"save_model: KernelPCA has fitted attribute\(s\) "
+    with pytest.raises(ValueError, match=r"kpca\.save: KernelPCA has fitted attribute\(s\) "
                        r"\['note_'\] that its model-file schema"):
         save_model(est, tmp_path / "m.kpca")
     assert not (tmp_path / "m.kpca").exists()
@@ -343,3 +343,62 @@ def test_schema_names_are_not_class_attributes():
     for name, schema in SCHEMAS.items():
         cls = ESTIMATOR_CLASSES[name]
         assert not [f for f in schema if hasattr(cls, f) or f.startswith("__")], name
+
+
+# ------------------------------------------------------------------------- coverage
+def _configurations():
+    """Fits that exercise every optional attribute and shape of the schema."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(120, 3))
+    smooth = rng.uniform(size=(400, 2))  # many close landmarks: a rank-deficient K_mm
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0))
+    docs = np.array(["abc", "abd", "bcd", "cda", "aab", "bba", "ccd", "dda"] * 4, dtype=object)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    K = X @ X.T
+    I = kpca.IncrementalKernelPCA  # noqa: E741
+    return {
+        "exact-f32": (kpca.KernelPCA(3, kernel="rbf"), X.astype(np.float32)),
+        "exact-names": (kpca.KernelPCA(2), frame),
+        "exact-sparse": (kpca.KernelPCA(2, kernel="rbf"), Xs),
+        "exact-precomputed": (kpca.KernelPCA(2, kernel="precomputed"), K),
+        "exact-strings": (kpca.KernelPCA(2, kernel="spectrum"), docs),
+        "exact-all": (kpca.KernelPCA(None, kernel="linear"), X),
+        "exact-uncentred": (kpca.KernelPCA(2, kernel="rbf", center=False), X),
+        "exact-inverse": (kpca.KernelPCA(2, kernel="rbf", fit_inverse_transform=True), X),
+        "nystrom-rank-deficient": (kpca.NystromKernelPCA(5, n_landmarks=300, gamma=0.5,
+                                                         random_state=0), smooth),
+        "nystrom-kmeans": (kpca.NystromKernelPCA(3, n_landmarks=20, landmarks="kmeans",
+                                                 random_state=0), X),
+        "nystrom-sparse": (kpca.NystromKernelPCA(2, n_landmarks=20, random_state=0), Xs),
+        "rff-f32": (kpca.RandomFeatureKernelPCA(3, n_features=50, random_state=0),
+                    X.astype(np.float32)),
+        "weighted-precomputed": (kpca.WeightedKernelPCA(2, kernel="precomputed"), K),
+        "spherical-uncentred": (kpca.SphericalKernelPCA(2, kernel="rbf", center=False), X),
+        "anova-sparse": (kpca.AnovaKernelPCA(2), Xs),
+        "robpca-f32": (kpca.KernelROBPCA(2, kernel="rbf", random_state=0),
+                       X.astype(np.float32)),
+        "incremental-bounded": (I(3, mode="bounded", max_rows=15, batch_size=30,
+                                  random_state=0), X),
+        "incremental-auto": (I(3, mode="auto", max_rows=50, batch_size=30, random_state=0), X),
+        "incremental-names": (I(2), frame),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_configurations()))
+def test_every_configuration_round_trips_bit_for_bit(tmp_path, case):
+    """The schema admits every fitted state kpca produces, and nothing is lost."""
+    est, data = _configurations()[case]
+    est.fit(data)
+    path = _saved(tmp_path, est)
+    loaded = load_model(path)
+    assert set(vars(loaded)) == set(vars(est)) - set(type(est)._unsaved_attributes)
+    again = tmp_path / "again.kpca"
+    save_model(loaded, again)
+    a, b = _state_arrays(path), _state_arrays(again)
+    assert a.keys() == b.keys()
+    for where, arr in a.items():
+        assert arr.dtype == b[where].dtype, where
+        np.testing.assert_array_equal(arr, b[where], err_msg=where)
+    rows = data[:5] if not hasattr(data, "iloc") else data.iloc[:5]
+    np.testing.assert_array_equal(loaded.transform(rows), est.transform(rows))

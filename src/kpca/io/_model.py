@@ -261,7 +261,7 @@ def split_scaling(model: Any) -> tuple[StandardScaler | None, BaseEstimator]:
     steps = [step for _, step in model.steps]
     if len(steps) != 2 or type(steps[0]) is not StandardScaler:
         raise ValueError(
-            "save_model: a pipeline is saved only as make_pipeline(StandardScaler(), "
+            "kpca.save: a pipeline is saved only as make_pipeline(StandardScaler(), "
             f"estimator); got steps {[type(s).__name__ for s in steps]}."
         )
     return steps[0], steps[1]
@@ -270,7 +270,7 @@ def split_scaling(model: Any) -> tuple[StandardScaler | None, BaseEstimator]:
 def _scaler_meta(scaler: StandardScaler, enc: _Encoder) -> dict[str, Any]:
     check_is_fitted(scaler)
     if scaler.get_params()["copy"] is False:  # it would scale the caller's arrays in place
-        raise ValueError("save_model: the StandardScaler has copy=False; kpca never "
+        raise ValueError("kpca.save: the StandardScaler has copy=False; kpca never "
                          "modifies its input in place, so use copy=True.")
     return {
         "params": {k: enc.encode(v, k) for k, v in scaler.get_params().items()},
@@ -348,7 +348,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         "state": {k: enc.encode(v, k) for k, v in state.items()},
     }
     # never write a file that load_model would refuse: the same schema check
-    checker = Checker(name, f"save_model: {name}",
+    checker = Checker(name, f"kpca.save: the {name} to save",
                       lambda key: (enc.arrays[key].shape, enc.arrays[key].dtype),
                       lambda key: enc.arrays[key][()])
     checker.check_state(meta["state"])
@@ -374,7 +374,7 @@ def _fitted_state(estimator: BaseEstimator, params: dict[str, Any]) -> dict[str,
     undeclared = [k for k in present if k not in schema]
     if undeclared:
         raise ValueError(
-            f"save_model: {name} has fitted attribute(s) {undeclared} that its model-file "
+            f"kpca.save: {name} has fitted attribute(s) {undeclared} that its model-file "
             "schema (kpca.io._schema.SCHEMAS) does not declare; a model file holds only "
             f"the declared ones ({sorted(schema)})."
         )

@@ -214,9 +214,11 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         **_COMMON,
         "landmarks_": _rows("m", "d"),
         "n_landmarks_": _int("m", low=1),
-        # K_mm^{-1/2} on its r retained eigenvectors (r <= m)
+        # K_mm^{-1/2} on its r retained eigenvectors (r <= m); the mean of the
+        # kernel rows k(x, Z) (m values) and the principal axes in the r whitened
+        # coordinates
         "normalization_": _arr("m", "r"),
-        "mean_": _arr("r"),
+        "mean_": _arr("m"),
         "components_": _arr("k", "r"),
         "n_samples_": _int(low=1),
         "subspace_": _subspace(_rows("m", "d")),
