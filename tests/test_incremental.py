@@ -1030,3 +1030,29 @@ def test_a_float32_stream_of_large_batches_is_kernel_pca_after_every_batch(data)
         assert model.gram_.dtype == np.float32
         assert_solves_dense(model, X[: s + 150], gamma, "float32")
     assert model.n_passes_ >= 1  # the last batches were updates with refinement passes
+
+
+@pytest.mark.parametrize("mode", ["bounded", "auto"])
+def test_more_components_than_landmarks_is_an_error_naming_max_rows(mode):
+    """Issue 33: IncrementalKernelPCA(5, mode='bounded', max_rows=2) returned 5
+    components, 3 of them zero padding, without a warning. Two landmarks span a feature
+    map of at most two directions (the rank of k(Z, Z), checked below on the landmarks
+    of a 2-component model): more components is now a ValueError naming max_rows, for
+    fit and partial_fit, before any row is read."""
+    X = np.random.default_rng(5).normal(size=(60, 3))
+    for call in ("fit", "partial_fit"):
+        est = IncrementalKernelPCA(n_components=5, mode=mode, max_rows=2, gamma=0.5)
+        with pytest.raises(ValueError, match=r"n_components=5 exceeds max_rows=2: "
+                           rf"mode='{mode}' can keep 2 landmark rows.*zero padding"):
+            getattr(est, call)(X)
+        assert not hasattr(est, "n_components_")
+    est = IncrementalKernelPCA(n_components=2, mode=mode, max_rows=2, gamma=0.5,
+                               batch_size=20, random_state=0).fit(X)
+    assert est.mode_ == "bounded"
+    Z = est.X_fit_
+    rank = np.linalg.matrix_rank(np.exp(-0.5 * ((Z[:, None] - Z[None]) ** 2).sum(-1)))
+    assert rank == 2 == est.n_components_
+    assert np.all(est.eigenvalues_ > 0)
+    # the exact mode keeps every row: no landmark limit
+    assert IncrementalKernelPCA(n_components=5, mode="exact", gamma=0.5).fit(
+        X).n_components_ == 5

@@ -192,10 +192,19 @@ def test_unsupported_values_are_refused(tmp_path, data):
 def test_unfitted_or_foreign_estimators_are_refused(tmp_path):
     with pytest.raises(NotFittedError):
         save_model(kpca.KernelPCA(), tmp_path / "m.kpca")
-    from sklearn.decomposition import PCA
+    from sklearn.decomposition import PCA, KernelPCA
 
-    with pytest.raises(ValueError, match="not an estimator exported by kpca"):
-        save_model(PCA().fit(np.eye(3)), tmp_path / "m.kpca")
+    # issue 33: the message names kpca.save and says what to do instead
+    for model in (PCA().fit(np.eye(3)), KernelPCA(n_components=2).fit(np.eye(3))):
+        name = type(model).__name__
+        with pytest.raises(ValueError, match=rf"^kpca\.save: sklearn\.{name} is a "
+                           "scikit-learn model, not a kpca model.*kpca.KernelPCA is a "
+                           "drop-in replacement.*skops"):
+            save_model(model, tmp_path / "m.kpca")
+    with pytest.raises(ValueError, match=r"^kpca\.save: Dummy is not an estimator exported "
+                       r"by kpca \(the estimators it saves: AnovaKernelPCA, "):
+        save_model(Dummy().fit(), tmp_path / "m.kpca")
+    assert not (tmp_path / "m.kpca").exists()
 
 
 # ------------------------------------------------------------------------- tampering
@@ -252,13 +261,19 @@ def test_object_array_is_refused_and_never_unpickled(model_file):
         (lambda m: m["state"]["kernel_"].update({"class": "make_kernel"}),
          "'make_kernel' is not a kernel class"),
         (lambda m: m["state"]["subspace_"].update({"class": "Popen"}),
-         "'Popen' is not an allowed dataclass"),
+         "field 'subspace_' of KernelPCA: expected a FittedSubspace dataclass, got 'Popen'"),
+        (lambda m: m["state"]["subspace_"]["fields"].update({"evil": None}),
+         "field 'subspace_.evil' of KernelPCA: not a field of FittedSubspace"),
         (lambda m: m["state"].update({"__class__": None}), "bad attribute name"),
         (lambda m: m["state"].update({"transform": None}), "bad attribute name 'transform'"),
         (lambda m: m["state"].update({"_raw_training_scores": None}), "bad attribute name"),
         (lambda m: m["params"].update({"evil": 1}), r"parameter\(s\) \['evil'\] unknown"),
         (lambda m: m["state"]["eigenvalues_"].update({"key": "zz"}), "missing array 'zz'"),
-        (lambda m: m["state"].update({"x_": {"__type__": "code"}}), "unknown value type"),
+        (lambda m: m["state"].update({"x_": {"__type__": "code"}}), "bad attribute name 'x_'"),
+        (lambda m: m["params"].update({"kernel_params": {"__type__": "code"}}),
+         "unknown value type"),
+        (lambda m: m["state"].update({"eigen_solver_": {"__type__": "code"}}),
+         "field 'eigen_solver_' of KernelPCA: expected a str"),
     ],
 )
 def test_tampered_metadata_is_refused(model_file, change, pattern):
@@ -310,8 +325,13 @@ class Dummy(BaseEstimator):
 
 def test_generic_state_round_trip(tmp_path, monkeypatch):
     from kpca.io import _model as _persist
+    from kpca.io import _schema
 
     monkeypatch.setitem(_persist.ESTIMATOR_CLASSES, "Dummy", Dummy)
+    # a new estimator declares its fitted attributes (here: any encodable value)
+    monkeypatch.setitem(_schema.SCHEMAS, "Dummy", {
+        k: _schema.Field("any") for k in ("n_iter_", "tol_", "names_", "shape_", "history_",
+                                          "matrix_", "kernels_", "stats_", "nan_")})
     monkeypatch.setitem(_persist.DATACLASSES, "_Stats", f"{__name__}:_Stats")
     est = Dummy(a=2.5, names=["p", "q"]).fit()
     loaded = _round_trip(est, tmp_path)

@@ -48,7 +48,8 @@ def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterat
     The temporary file lives in the destination directory (so :func:`os.replace`
     is an atomic rename on the same file system) and is created with the usual
     permissions (``0o666`` minus the umask). If the body raises, the temporary
-    file is removed and ``path`` is untouched.
+    file is removed and ``path`` is untouched; an ``OSError`` that names no file
+    (a full disk, the file-size limit) is raised again naming ``path``.
 
     Parameters
     ----------
@@ -81,7 +82,12 @@ def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterat
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a write error of the open file (e.g. errno 27, "File too large": the
+            # file-size limit of the process or the file system) names no file: name it
+            raise OSError(exc.errno, f"{exc.strerror or exc}; nothing was written to",
+                          str(path)) from exc
         raise

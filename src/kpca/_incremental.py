@@ -137,7 +137,9 @@ class IncrementalKernelPCA(BaseKernelPCA):
     max_rows : int or None, default=None
         Rows the model keeps: beyond, 'auto' switches to the bounded mode with
         ``max_rows`` landmarks (``None``: no row limit in the exact mode, 1000
-        landmarks in the bounded mode).
+        landmarks in the bounded mode). ``n_components`` larger than the landmarks
+        kept is a ``ValueError`` in the 'bounded' and 'auto' modes: their feature
+        map has no more directions (the rest would be zero padding).
     tol : float, default=0
         Residual target ``||K~v - mu v|| / mu_1`` of an update (0: 1e-8 with float64
         storage, 1e-5 with float32, as the batch solvers).
@@ -245,6 +247,8 @@ n_features)
         """
         from .distributed import is_dask_collection
 
+        self._validate_params()
+        self._check_landmark_count()
         X = _host_rows(X)
         if (self.mode != "bounded" and not isinstance(X, RowSource)
                 and not is_dask_collection(X) and self._fit_whole(X)):
@@ -270,6 +274,7 @@ n_features)
         """
         from .distributed import is_dask_collection
 
+        self._check_landmark_count()
         X = _host_rows(X)
         if is_dask_collection(X) or isinstance(X, RowSource):
             return self._stream(X, reset=False)
@@ -352,6 +357,25 @@ n_features)
             yield X  # validation raises the usual error
             return
         yield from row_blocks(X, size)  # a DataFrame slices its rows by position too
+
+    def _check_landmark_count(self) -> None:
+        """The bounded mode keeps L landmark rows, whose feature map has at most L
+        directions: more components than L would be zero padding (NystromKernelPCA
+        clips to its landmarks' rank instead; a stream keeps one width, so here the
+        parameters are refused before the first row)."""
+        if self.mode == "exact":
+            return
+        L = self._n_landmarks()
+        if int(self.n_components) <= L:
+            return
+        limit = (f"max_rows={self.max_rows}" if self.max_rows is not None
+                 else f"the incremental_landmarks setting ({L})")
+        raise ValueError(
+            f"n_components={self.n_components} exceeds {limit}: mode={self.mode!r} can keep "
+            f"{L} landmark rows, whose feature map has at most {L} directions, so at most "
+            f"{L} components (the others would be zero padding). Lower n_components to "
+            f"{L} or below, raise max_rows, or use mode='exact'."
+        )
 
     def _check_stream_params(self) -> None:
         """``partial_fit`` continues a stream: its defining parameters must not change."""

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -511,6 +512,29 @@ def _unrecognized(command: argparse.ArgumentParser, extra: list[str]) -> NoRetur
                   + (f" ({'; '.join(hints)})" if hints else ""))
 
 
+class _Terminated(BaseException):
+    """Raised in the main thread by SIGTERM, so that it unwinds like Ctrl-C: every
+    ``atomic_write`` on the way removes its temporary file, the old output stays."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While a command runs, SIGTERM raises :class:`_Terminated` (Python's default
+    for SIGTERM ends the process at once, leaving temporary files behind)."""
+    def raise_terminated(signum, frame):
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread (e.g. main() called from a worker)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kpca`` command line tool.
 
@@ -522,7 +546,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 success, 2 usage or input error, 1 other failure.
+        Exit status: 0 success, 2 usage or input error, 1 other failure, 130 Ctrl-C
+        (SIGINT), 143 SIGTERM (both remove the files being written; the old ones stay).
     """
     parser = build_parser()
     try:
@@ -531,9 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             _unrecognized(parser.commands[args.command], extra)
     except _Exit as exc:
         return exc.args[0]
-    with kio.console_logging(args.verbose, prog=PROG):
+    with kio.console_logging(args.verbose, prog=PROG), _terminate_as_interrupt():
         try:
             return args.func(args)
+        except _Terminated:  # SIGTERM: the files being written were removed on the way
+            _error("terminated")
+            return 128 + signal.SIGTERM
         except ValueError as exc:  # bad file, bad parameter, corrupt model, ...
             logger.debug("details", exc_info=True)
             _error(_in_flags(str(exc), getattr(args, "given", ())))
@@ -550,6 +578,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): stop quietly
             with contextlib.suppress(OSError, ValueError, AttributeError):  # not a real file
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_FAILURE
+        except OSError as exc:  # e.g. a full disk or the file-size limit, while writing
+            logger.debug("details", exc_info=True)
+            _error(f"{exc.strerror or exc}: {exc.filename}" if exc.filename
+                   else f"{type(exc).__name__}: {exc}")
             return EXIT_FAILURE
         except Exception as exc:  # an unexpected failure: one line, traceback with -v
             if args.verbose:

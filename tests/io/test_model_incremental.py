@@ -158,11 +158,12 @@ class _Cached(BaseEstimator):
 
 
 def test_unsaved_attributes_are_not_written(tmp_path, monkeypatch):
-    from kpca.io import _model
+    from kpca.io import _model, _schema
 
     assert kpca.KernelPCA._unsaved_attributes == ()
     assert kpca.IncrementalKernelPCA._unsaved_attributes == ("gram_",)
     monkeypatch.setitem(_model.ESTIMATOR_CLASSES, "_Cached", _Cached)
+    monkeypatch.setitem(_schema.SCHEMAS, "_Cached", {"value_": _schema.Field("any")})
     save_model(_Cached(a=2).fit(), tmp_path / "c.kpca")
     loaded = load_model(tmp_path / "c.kpca")
     assert loaded.a == 2 and set(vars(loaded)) == {"a", "value_"}

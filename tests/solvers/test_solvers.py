@@ -153,3 +153,42 @@ def test_no_positive_eigenvalue_and_significant_negative_ones_is_a_clear_error()
     res = EigenResult(np.array([0.0, -3.0]), np.eye(2), "dense")
     with pytest.raises(ValueError, match="All eigenvalues are negative or zero"):
         finalize(res)
+
+
+def test_finalize_clears_roundoff_at_sqrt_n_u():
+    """Values below sqrt(n) u mu_1 are round-off of the solve (Weyl), whatever solver
+    returned them; values above it are kept."""
+    n = 58
+    V = np.linalg.qr(np.random.default_rng(1).normal(size=(n, 3)))[0].astype(np.float32)
+    u = float(np.finfo(np.float32).eps)
+    mu1 = 57.93
+    below, above = 3.4 * u * mu1, 1.2 * np.sqrt(n) * u * mu1  # sqrt(58) = 7.6
+    out = finalize(EigenResult(np.array([mu1, above, below], dtype=np.float32), V, "test"))
+    assert out.values[1] > 0 and out.values[2] == 0
+    # float64: the same rule with float64's u, under scikit-learn's ratio 1e-12
+    V64 = V.astype(np.float64)
+    out = finalize(EigenResult(np.array([1.0, 1e-11, 1e-13]), V64, "test"))
+    assert out.values.tolist() == [1.0, 1e-11, 0.0]
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack", "randomized", "krylov"])
+def test_float32_duplicated_rows_give_zero_roundoff_eigenvalues(solver):
+    """Issue 33: float32 rows of one feature, each repeated twice, cosine kernel: the
+    centred kernel matrix has rank 1 (a float64 eigendecomposition says so), so every
+    eigenvalue after the first is 0. The randomized solver used to keep 2.3e-5
+    (4e-7 mu_1), and transform(X) then differed from fit_transform(X) by 1.5e-3."""
+    import kpca
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(29, 1)).astype(np.float32)] * 2)
+    Xn = X.astype(np.float64) / np.abs(X.astype(np.float64))
+    K = Xn @ Xn.T
+    J = np.eye(len(X)) - 1.0 / len(X)
+    ref = np.linalg.eigvalsh(J @ K @ J)[::-1]
+    assert np.sum(ref > 1e-9 * ref[0]) == 1
+    est = kpca.KernelPCA(32, kernel="cosine", eigen_solver=solver, random_state=0)
+    Z = est.fit_transform(X)
+    assert est.eigenvalues_.dtype == np.float32
+    np.testing.assert_allclose(est.eigenvalues_[0], ref[0], rtol=1e-5)
+    np.testing.assert_array_equal(est.eigenvalues_[1:], 0)
+    np.testing.assert_allclose(est.transform(X), Z, atol=1e-5 * np.abs(Z).max())

@@ -1,16 +1,23 @@
 """Saving and loading fitted estimators without executing code on load.
 
 A model file is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays), written with
-:func:`numpy.savez` and read with ``numpy.load(allow_pickle=False)``: loading a
+:func:`numpy.savez` and read with ``allow_pickle=False``: loading a
 file never unpickles anything, so a model file from an untrusted source cannot
 run code. The archive holds
 
 * ``__meta__``: a 0-d unicode array with a JSON document: the file format and
   its version, the estimator class name, ``get_params(deep=False)`` and the
-  fitted state (every instance attribute that is not a parameter, except those
-  the class lists in ``_unsaved_attributes``: caches it rebuilds from the rest,
-  such as the stored kernel values of :class:`kpca.IncrementalKernelPCA`);
+  fitted state: the attributes the class's schema declares
+  (:data:`kpca.io._schema.SCHEMAS`; not ``vars(estimator)``: an undeclared fitted
+  attribute is refused when saving, and the caches the class lists in
+  ``_unsaved_attributes``, such as the stored kernel values of
+  :class:`kpca.IncrementalKernelPCA`, are not written);
 * ``a0``, ``a1``, ...: the arrays the JSON refers to.
+
+Loading reads every array's ``.npy`` header first and checks the bytes it declares
+against the bytes the file holds, then checks the metadata against the schema (kinds,
+dtypes, shape relations) before reading the arrays, then their values (finite, indices
+in range); any failure is a ``ValueError`` naming the file and the field.
 
 Values are encoded as a small typed tree. Allowed are ``None``, ``bool``,
 ``int``, ``float``, ``str``, numpy scalars, numeric numpy arrays (and arrays of
@@ -39,7 +46,6 @@ import importlib
 import json
 import logging
 import os
-import re
 import zipfile
 from numbers import Integral
 from pathlib import Path
@@ -59,6 +65,7 @@ from .._kernel_pca import KernelPCA
 from .._version import __version__
 from ..approx import NystromKernelPCA, RandomFeatureKernelPCA
 from ..robust import AnovaKernelPCA, KernelROBPCA, SphericalKernelPCA, WeightedKernelPCA
+from ._schema import SCALER, SCHEMAS, Checker
 
 logger = logging.getLogger("kpca")
 
@@ -69,12 +76,9 @@ FORMAT_NAME = "kpca-model"
 #: would ignore; files without it are still written as version 2.
 FORMAT_VERSION = 3
 _PLAIN_VERSION = 2
-#: fitted attributes of the saved StandardScaler (an array each, or None)
-_SCALER_STATE = ("mean_", "scale_", "var_")
 
 _META_KEY = "__meta__"
 _TYPE = "__type__"
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 #: dataclasses that may appear in a model file: name -> "module:attribute"
 DATACLASSES: dict[str, str] = {
@@ -258,7 +262,7 @@ def split_scaling(model: Any) -> tuple[StandardScaler | None, BaseEstimator]:
     steps = [step for _, step in model.steps]
     if len(steps) != 2 or type(steps[0]) is not StandardScaler:
         raise ValueError(
-            "save_model: a pipeline is saved only as make_pipeline(StandardScaler(), "
+            "kpca.save: a pipeline is saved only as make_pipeline(StandardScaler(), "
             f"estimator); got steps {[type(s).__name__ for s in steps]}."
         )
     return steps[0], steps[1]
@@ -267,16 +271,15 @@ def split_scaling(model: Any) -> tuple[StandardScaler | None, BaseEstimator]:
 def _scaler_meta(scaler: StandardScaler, enc: _Encoder) -> dict[str, Any]:
     check_is_fitted(scaler)
     if scaler.get_params()["copy"] is False:  # it would scale the caller's arrays in place
-        raise ValueError("save_model: the StandardScaler has copy=False; kpca never "
+        raise ValueError("kpca.save: the StandardScaler has copy=False; kpca never "
                          "modifies its input in place, so use copy=True.")
     return {
         "params": {k: enc.encode(v, k) for k, v in scaler.get_params().items()},
-        "state": {k: enc.encode(getattr(scaler, k), k) for k in (*_SCALER_STATE,
-                                                                 "n_features_in_")},
+        "state": {k: enc.encode(getattr(scaler, k), k) for k in SCALER},
     }
 
 
-def _load_scaler(node: Any, dec: _Decoder) -> StandardScaler:
+def _load_scaler(node: Any, dec: _Decoder, checker: Checker) -> StandardScaler:
     if not isinstance(node, dict) or not isinstance(node.get("params"), dict) \
             or not isinstance(node.get("state"), dict):
         raise dec._fail("bad input_scaling entry")
@@ -284,9 +287,11 @@ def _load_scaler(node: Any, dec: _Decoder) -> StandardScaler:
     if set(params) != {"copy", "with_mean", "with_std"} or not all(
             isinstance(v, bool) for v in params.values()):
         raise dec._fail(f"bad input_scaling parameters {sorted(params)}")
+    if set(node["state"]) != set(SCALER):
+        raise dec._fail(f"bad input_scaling state {sorted(node['state'])}")
+    checker.check_fields(SCALER, node["state"], "input_scaling.")
     state = {k: dec.decode(v) for k, v in node["state"].items()}
-    if set(state) != {*_SCALER_STATE, "n_features_in_"}:
-        raise dec._fail(f"bad input_scaling state {sorted(state)}")
+    checker.check_values(state, SCALER, "input_scaling.")
     scaler = StandardScaler(**params)
     for k, v in state.items():
         setattr(scaler, k, v)
@@ -317,31 +322,64 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     except ValueError:
         ok = False
     if not ok:
+        module = type(estimator).__module__
+        if module.split(".")[0] == "sklearn":
+            raise ValueError(
+                f"kpca.save: {module.split('.')[0]}.{type(estimator).__qualname__} is a "
+                "scikit-learn model, not a kpca model, and kpca model files hold only kpca "
+                "estimators. Fit the kpca estimator instead (kpca.KernelPCA is a drop-in "
+                "replacement for sklearn.decomposition.KernelPCA) and save that, or persist "
+                "the scikit-learn model with scikit-learn's own means (skops, or joblib/"
+                "pickle for files you trust)."
+            )
         raise ValueError(
-            f"save_model: {type(estimator).__qualname__} is not an estimator exported by kpca."
+            f"kpca.save: {type(estimator).__qualname__} is not an estimator exported by kpca "
+            f"(the estimators it saves: {', '.join(sorted(ESTIMATOR_CLASSES))})."
         )
     check_is_fitted(estimator)
     enc = _Encoder()
     params = estimator.get_params(deep=False)
-    unsaved = set(getattr(type(estimator), "_unsaved_attributes", ()))
+    state = _fitted_state(estimator, params)
     meta = {
         "format": FORMAT_NAME,
         "format_version": _PLAIN_VERSION if scaler is None else FORMAT_VERSION,
         "class": name,
         "kpca_version": _version(),
         "params": {k: enc.encode(v, k) for k, v in params.items()},
-        "state": {
-            k: enc.encode(v, k) for k, v in vars(estimator).items()
-            if k not in params and k not in unsaved
-        },
+        "state": {k: enc.encode(v, k) for k, v in state.items()},
     }
+    # never write a file that load_model would refuse: the same schema check
+    checker = Checker(name, f"kpca.save: the {name} to save",
+                      lambda key: (enc.arrays[key].shape, enc.arrays[key].dtype),
+                      lambda key: enc.arrays[key][()])
+    checker.check_state(meta["state"])
+    checker.check_values(state)
     if scaler is not None:
         meta["input_scaling"] = _scaler_meta(scaler, enc)
+        checker.check_fields(SCALER, meta["input_scaling"]["state"], "input_scaling.")
     text = json.dumps(meta, allow_nan=True)
     arrays = {_META_KEY: np.array(text), **enc.arrays}
     with atomic_write(path, "wb") as fh:
         np.savez(fh, **arrays)  # object arrays were refused by the encoder
     logger.info("saved %s (%d arrays) to %s", name, len(enc.arrays), path)
+
+
+def _fitted_state(estimator: BaseEstimator, params: dict[str, Any]) -> dict[str, Any]:
+    """The fitted attributes a model file holds: those of the class's schema
+    (:data:`kpca.io._schema.SCHEMAS`), in its order. An attribute the schema does not
+    declare is refused: the file format changes only with the schema."""
+    name = type(estimator).__name__
+    schema = SCHEMAS[name]
+    unsaved = set(getattr(type(estimator), "_unsaved_attributes", ()))
+    present = {k: v for k, v in vars(estimator).items() if k not in params and k not in unsaved}
+    undeclared = [k for k in present if k not in schema]
+    if undeclared:
+        raise ValueError(
+            f"kpca.save: {name} has fitted attribute(s) {undeclared} that its model-file "
+            "schema (kpca.io._schema.SCHEMAS) does not declare; a model file holds only "
+            f"the declared ones ({sorted(schema)})."
+        )
+    return {k: present[k] for k in schema if k in present}
 
 
 def _version() -> str:
@@ -350,17 +388,15 @@ def _version() -> str:
 
 # ------------------------------------------------------------------------- decoding
 class _Decoder:
-    def __init__(self, arrays: dict[str, np.ndarray], source: str) -> None:
-        self.arrays = arrays
-        self.source = source
+    def __init__(self, archive: _Archive) -> None:
+        self.archive = archive
+        self.source = archive.source
 
     def _fail(self, msg: str) -> ValueError:
         return ValueError(f"{self.source}: corrupt kpca model file: {msg}.")
 
     def _get(self, key: Any) -> np.ndarray:
-        if not isinstance(key, str) or key == _META_KEY or key not in self.arrays:
-            raise self._fail(f"reference to a missing array {key!r}")
-        return self.arrays[key]
+        return self.archive.read(key)
 
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, (bool, int, float, str)):
@@ -411,7 +447,9 @@ class _Decoder:
             ("csc", True): sp.csc_array, ("csc", False): sp.csc_matrix,
         }[fmt, bool(node.get("array"))]
         try:
-            return cls(parts, shape=tuple(shape))
+            mat = cls(parts, shape=tuple(shape))
+            mat.check_format(full_check=True)  # indices in range: scipy would not check
+            return mat
         except (ValueError, TypeError) as exc:
             raise self._fail(f"invalid sparse matrix ({exc})") from None
 
@@ -450,35 +488,103 @@ class _Decoder:
             raise self._fail(f"cannot rebuild {what}: {exc}") from None
 
 
-def _read_archive(path: Path) -> dict[str, np.ndarray]:
-    source = str(path)
-    if not path.exists():
-        raise ValueError(f"{source}: no such file.")
-    if path.is_dir():
-        raise ValueError(f"{source}: is a directory, not a model file.")
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{source}: not a kpca model file (not an .npz/zip archive).")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {}
-            for key in npz.files:
-                try:
-                    arrays[key] = npz[key]
-                except ValueError as exc:
-                    if "pickle" in str(exc).lower() or "object" in str(exc).lower():
-                        raise ValueError(
-                            f"{source}: array {key!r} holds Python objects (pickled data). "
-                            "kpca model files never contain pickled data, so this file was "
-                            "not written by kpca or has been tampered with; refusing to load it."
-                        ) from None
-                    raise
-    except ValueError as exc:
-        if str(exc).startswith(source):
-            raise
-        raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
-    return arrays
+class _Archive:
+    """The ``.npy`` members of a model file, read header first.
+
+    Each member's header (shape, dtype) is read when the archive is opened, and the
+    bytes it declares are checked against the bytes the member holds, so that no
+    array is ever allocated beyond what the file contains (a header declaring 10^13
+    values is refused, not a ``MemoryError``). Arrays are read when asked for, once.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.source = source = str(path)
+        if not path.exists():
+            raise ValueError(f"{source}: no such file.")
+        if path.is_dir():
+            raise ValueError(f"{source}: is a directory, not a model file.")
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"{source}: not a kpca model file (not an .npz/zip archive).")
+        self.headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self._members: dict[str, zipfile.ZipInfo] = {}
+        self._cache: dict[str, np.ndarray] = {}
+        try:
+            self._zip = zipfile.ZipFile(path)
+            for info in self._zip.infolist():
+                self._header(info)
+        except ValueError as exc:
+            self.close()
+            if str(exc).startswith(source):
+                raise
+            raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
+        except (OSError, EOFError, zipfile.BadZipFile) as exc:
+            self.close()
+            raise ValueError(f"{source}: not a readable kpca model file ({exc}).") from None
+
+    def _header(self, info: zipfile.ZipInfo) -> None:
+        source = self.source
+        if not info.filename.endswith(".npy"):
+            raise ValueError(f"{source}: not a kpca model file (member {info.filename!r} "
+                             "is not an .npy array).")
+        key = info.filename[:-4]
+        with self._zip.open(info) as fh:
+            version = np.lib.format.read_magic(fh)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{source}: array {key!r}: unsupported .npy version "
+                                 f"{version}.")
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read(fh)
+            offset = fh.tell()
+        if dtype.hasobject:
+            raise ValueError(
+                f"{source}: array {key!r} holds Python objects (pickled data). "
+                "kpca model files never contain pickled data, so this file was "
+                "not written by kpca or has been tampered with; refusing to load it."
+            )
+        declared = dtype.itemsize
+        for s in shape:
+            declared *= int(s)  # Python integers: no overflow
+        held = info.file_size - offset
+        if declared != held:
+            raise ValueError(
+                f"{source}: corrupt kpca model file: array {key!r} declares shape "
+                f"{tuple(shape)} of {dtype} ({declared:,} bytes), but the file holds "
+                f"{held:,} bytes for it."
+            )
+        self.headers[key] = (tuple(int(s) for s in shape), dtype)
+        self._members[key] = info
+
+    def header(self, key: Any) -> tuple[tuple[int, ...], np.dtype]:
+        """Shape and dtype of array ``key``, from its header."""
+        if not isinstance(key, str) or key == _META_KEY or key not in self.headers:
+            raise ValueError(f"{self.source}: corrupt kpca model file: reference to a "
+                             f"missing array {key!r}.")
+        return self.headers[key]
+
+    def read(self, key: Any, meta: bool = False) -> np.ndarray:
+        """Array ``key`` (its size checked against the file when opened)."""
+        if not meta:
+            self.header(key)
+        if key not in self._cache:
+            try:
+                with self._zip.open(self._members[key]) as fh:
+                    self._cache[key] = np.lib.format.read_array(fh, allow_pickle=False)
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise ValueError(f"{self.source}: not a readable kpca model file: array "
+                                 f"{key!r} ({exc}).") from None
+        return self._cache[key]
+
+    def close(self) -> None:
+        zf = getattr(self, "_zip", None)
+        if zf is not None:
+            zf.close()
+
+    def __enter__(self) -> _Archive:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def load_model(path: str | os.PathLike) -> Any:
@@ -502,13 +608,17 @@ def load_model(path: str | os.PathLike) -> Any:
         corrupt, or holds pickled objects.
     """
     path = Path(path)
-    source = str(path)
-    arrays = _read_archive(path)
-    meta_arr = arrays.get(_META_KEY)
-    if meta_arr is None or meta_arr.ndim != 0 or meta_arr.dtype.kind != "U":
+    with _Archive(path) as archive:
+        return _load(archive)
+
+
+def _load(archive: _Archive) -> Any:
+    source = archive.source
+    meta_head = archive.headers.get(_META_KEY)
+    if meta_head is None or meta_head[0] != () or meta_head[1].kind != "U":
         raise ValueError(f"{source}: not a kpca model file (no metadata).")
     try:
-        meta = json.loads(str(meta_arr[()]))
+        meta = json.loads(str(archive.read(_META_KEY, meta=True)[()]))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source}: corrupt kpca model file: bad metadata ({exc}).") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
@@ -531,10 +641,17 @@ def load_model(path: str | os.PathLike) -> Any:
         cls = _estimator_class(name)
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
-    dec = _Decoder(arrays, source)
+    dec = _Decoder(archive)
     raw_params, raw_state = meta.get("params"), meta.get("state")
     if not isinstance(raw_params, dict) or not isinstance(raw_state, dict):
         raise ValueError(f"{source}: corrupt kpca model file: no parameters or state.")
+    if version == _PLAIN_VERSION and "input_scaling" in meta:
+        raise ValueError(f"{source}: corrupt kpca model file: input_scaling in a file of "
+                         f"format version {version}.")
+    # the schema of the class, on the JSON and the arrays' headers: before any
+    # array of the state is read
+    checker = Checker(name, source, archive.header, archive.read)
+    checker.check_state(raw_state)
     params = {k: dec.decode(v) for k, v in raw_params.items()}
     valid = set(cls().get_params(deep=False))
     unknown = set(params) - valid
@@ -544,16 +661,15 @@ def load_model(path: str | os.PathLike) -> Any:
             f"the model was saved by kpca {meta.get('kpca_version')}."
         )
     estimator = cls(**params)
-    for attr, node in raw_state.items():
-        # fitted state lives in the instance; a name defined on the class (a method
-        # such as 'transform', a property) would shadow or hit code: refused
-        if (not _NAME_RE.match(attr) or attr.startswith("__") or attr in valid
-                or hasattr(cls, attr)):
-            raise ValueError(f"{source}: corrupt kpca model file: bad attribute name {attr!r}.")
-        setattr(estimator, attr, dec.decode(node))
+    state = {attr: dec.decode(node) for attr, node in raw_state.items()}
+    checker.check_values(state)
+    for attr, value in state.items():
+        # only the schema's names reach here (check_state): none is defined on the
+        # class, so a method or property is never shadowed
+        setattr(estimator, attr, value)
     logger.info("loaded %s from %s", name, source)
     if "input_scaling" in meta:
-        return make_pipeline(_load_scaler(meta["input_scaling"], dec), estimator)
+        return make_pipeline(_load_scaler(meta["input_scaling"], dec, checker), estimator)
     return estimator
 
 

@@ -68,14 +68,17 @@ def resolve_gamma(
     if not isinstance(gamma, str):
         return float(gamma)
     if gamma == "scale":
-        if sp.issparse(X):
-            mean = X.mean()
-            var = X.multiply(X).mean() - mean**2
-        else:
-            var = np.asarray(X, dtype=np.float64).var()
-        if not var > 0:
-            raise ValueError("gamma='scale' needs data with non-zero variance; X is constant.")
-        return 1.0 / (n_features * float(var))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            # out of float64's range: diagnosed below (_scale_failure), not warned
+            if sp.issparse(X):
+                mean = X.mean()
+                var = X.multiply(X).mean() - mean**2
+            else:
+                var = np.asarray(X, dtype=np.float64).var()
+            value = 1.0 / (n_features * float(var)) if var > 0 else 0.0
+        if not 0 < value < np.inf:
+            raise ValueError(_scale_failure(X, var))
+        return value
     if metric == "dot":
         raise ValueError(
             "gamma='median' applies to distance kernels (rbf, laplacian, anova); for "
@@ -97,8 +100,54 @@ def resolve_gamma(
         d = d[d > 0]
         med = float(np.median(d)) if d.size else 0.0
         value = (1.0 / med if metric == "cityblock" else 1.0 / (2.0 * med**2)) if med > 0 else 0.0
-    if not value > 0:
-        raise ValueError(
-            f"gamma='median' needs at least two distinct rows in X; got n_samples={n}."
-        )
+    if not 0 < value < np.inf:
+        raise ValueError(_median_failure(Xs, metric, n))
     return float(value)
+
+
+def _magnitude(X: Any) -> float:
+    """The largest finite absolute entry of X (0 for an empty or all-zero X)."""
+    data = X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    data = np.abs(data[np.isfinite(data)])
+    return float(data.max()) if data.size else 0.0
+
+
+def _scale_failure(X: Any, var: float) -> str:
+    """Why gamma='scale' has no positive finite value: X constant, or its variance (or
+    1 / variance) outside float64's range. The variance of ``X / max|X|`` tells them
+    apart: 0 only when X is constant."""
+    top = _magnitude(X)
+    scaled = X / top if top > 0 else X
+    with np.errstate(under="ignore"):
+        rel = (scaled.multiply(scaled).mean() - scaled.mean() ** 2 if sp.issparse(scaled)
+               else np.asarray(scaled, dtype=np.float64).var())
+    if not rel > 0:
+        return "gamma='scale' needs data with non-zero variance; X is constant."
+    exponent = np.log10(float(rel)) + 2 * np.log10(top)
+    what = "overflows" if exponent > 0 else "underflows"
+    return (f"gamma='scale': the variance of X {what} float64 (it is about 1e{exponent:.0f}, "
+            f"the largest entry {top:.3g}), so 1 / variance is not a usable gamma. Scale "
+            "the data (e.g. StandardScaler, or --standardize on the command line) or give "
+            "gamma as a number.")
+
+
+def _median_failure(Xs: np.ndarray, metric: str, n: int) -> str:
+    """Why the median heuristic has no positive finite value: fewer than two distinct
+    rows, or distances (or their inverse) outside float64's range. The distances of
+    ``Xs / max|Xs|`` tell them apart."""
+    top = _magnitude(Xs)
+    scaled = Xs / top if top > 0 else Xs
+    if metric == "coordinate":
+        i, j = np.triu_indices(len(scaled), 1)
+        rel = np.abs(scaled[i] - scaled[j]).ravel() if len(i) else np.empty(0)
+    else:
+        rel = pdist(scaled, metric="cityblock" if metric == "cityblock" else "euclidean")
+    rel = rel[rel > 0]
+    if not rel.size:
+        return f"gamma='median' needs at least two distinct rows in X; got n_samples={n}."
+    exponent = np.log10(float(np.median(rel))) + np.log10(top)
+    what = "overflow" if exponent > 0 else "underflow"
+    return (f"gamma='median': the distances between the rows of X {what} float64 (their "
+            f"median is about 1e{exponent:.0f}), so no usable gamma follows from them. "
+            "Scale the data (e.g. StandardScaler, or --standardize on the command line) or "
+            "give gamma as a number.")

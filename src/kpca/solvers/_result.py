@@ -52,6 +52,24 @@ def _thresholds(dtype: np.dtype) -> tuple[float, float, float]:
     return 1e-5, 1e-10, 1e-12
 
 
+def _roundoff_ratio(values: np.ndarray, vectors: np.ndarray) -> float:
+    """Eigenvalues up to this fraction of the largest are round-off of the solve itself.
+
+    Every solver forms products ``K v`` (inner products of length n) and a small
+    eigenproblem in the storage precision u. Their rounding errors act as a
+    perturbation E of K with ``||E||_2 ~ sqrt(n) u ||K||_2`` (the probabilistic bound of
+    inner products of length n, Higham & Mary 2019), so by Weyl's inequality an
+    eigenvalue below ``sqrt(n) u mu_1`` cannot be told from 0 by any solver: the
+    dense solver returns some of them as ~1.2 u mu_1, the randomized one as ~3.4 u mu_1
+    (float32 data with duplicated rows, issue 33), and a component kept on such a value
+    has ``v / sqrt(mu)`` dominated by noise (``transform(X)`` then differs from
+    ``fit_transform(X)``). docs/math.md, "The eigenproblem".
+    """
+    kinds = [np.dtype(a.dtype) for a in (values, vectors) if np.dtype(a.dtype).kind == "f"]
+    eps = max((float(np.finfo(d).eps) for d in kinds), default=float(np.finfo(float).eps))
+    return float(np.sqrt(max(vectors.shape[0], 1))) * eps
+
+
 def relative_residuals(op, values: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """``||K v_l - mu_l v_l|| / max|mu|`` for each column (one ``matmat``)."""
     R = op.matmat(vectors).astype(np.float64, copy=False) - vectors * values[None, :]
@@ -72,7 +90,9 @@ def finalize(
     2. Eigenvalues are checked as for a positive semi-definite matrix: if the
        smallest returned one is significantly negative, a ``ValueError`` is raised
        (or, with ``drop_negative``, those components are dropped with a warning);
-       tiny negative and tiny positive values (round-off) become exactly 0.
+       tiny negative and tiny positive values (round-off: below scikit-learn's ratios
+       of the largest, or below ``sqrt(n) u`` of it, see :func:`_roundoff_ratio`) become
+       exactly 0, whichever solver produced them.
     3. Signs: in each eigenvector the entry of largest magnitude is made positive
        (deterministic, and the rule scikit-learn uses).
     4. Pairs are sorted by descending eigenvalue.
@@ -130,6 +150,7 @@ def finalize(
             w, V = w[keep], V[:, keep]
         w[w < 0] = 0
         w[(w > 0) & (w < small_pos_ratio * max_eig)] = 0
+        w[(w > 0) & (w <= _roundoff_ratio(w, V) * max_eig)] = 0
     if V.shape[1]:
         rows = np.argmax(np.abs(V), axis=0)
         signs = np.sign(V[rows, np.arange(V.shape[1])])
