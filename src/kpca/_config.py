@@ -58,6 +58,8 @@ class Setting:
     rule : callable, optional
         ``rule() -> value`` for a ``None`` default: the machine fact it follows (read
         once per process).
+    choices : tuple of str, optional
+        The valid values of a setting that names a method.
     """
 
     default: Any
@@ -65,6 +67,7 @@ class Setting:
     kind: Any = int
     low: float | None = None
     rule: Callable[[], Any] | None = None
+    choices: tuple[str, ...] | None = None
 
 
 #: every tuning value: name -> Setting (append new ones here, in their layer's section)
@@ -751,6 +754,65 @@ _register("parallel_analysis_start_components", Setting(
     "variance-fraction search (n_components in (0, 1)).",
     kind=int, low=1))
 
+# -- kernels on a device: the fused RBF product k(X, Y) @ C on PyTorch tensors
+# (kernels._device, kernels._triton_rbf; docs/scaling.md, "GPU and the Array API")
+_register("device_rbf_product", Setting(
+    "auto",
+    "Which pass computes the RBF product k(X, Y) @ C on PyTorch tensors: 'triton' "
+    "(kpca's Triton kernel: float32 tensors on a CUDA device, or on any device under "
+    "TRITON_INTERPRET=1), 'attention' (PyTorch's scaled-dot-product attention with a "
+    "sink key), 'tiles' (tiles of kernel values written, exponentiated and multiplied), "
+    "or 'auto': Triton on NVIDIA CUDA float32 tensors where the triton package imports, "
+    "else attention where PyTorch has a fused kernel for the arrays, else tiles. Where "
+    "the chosen pass does not serve the arrays (another namespace, float64 for Triton) "
+    "the tiles serve them. "
+    "Rule: a cost model. The fused passes never write the n^2 kernel values that tiles "
+    "write and re-read about five times (memory-bound); of the two, the Triton kernel "
+    "does the least arithmetic per kernel value (d + c multiply-adds on tensor cores "
+    "with device_rbf_precision='tf32x3'; attention adds a softmax's running maximum "
+    "and rescaling and two padded columns).",
+    kind=str, choices=("auto", "triton", "attention", "tiles")))
+_register("device_rbf_precision", Setting(
+    "tf32x3",
+    "Input precision of the Triton kernel's two matrix products (exponents x . y, then "
+    "kernel values times C): 'tf32x3' (tensor cores; each float32 operand split into a "
+    "TF32 high part and the remainder, three TF32 products summed in float32) or "
+    "'ieee' (float32 multiply-adds, no tensor cores). Devices without TF32 (compute "
+    "capability below 8.0) use 'ieee'. "
+    "Rule: a numerical bound. tf32x3 drops the remainder x remainder product and the "
+    "remainder's bits beyond TF32's 11: at most about 2^-20 of each term (float32 "
+    "rounds to 2^-24), with signs that vary from term to term, so that they cancel "
+    "across the n terms of a product; it runs at a third of the tensor cores' TF32 "
+    "rate, several times float32's rate on the CUDA cores.",
+    kind=str, choices=("tf32x3", "ieee")))
+_register("triton_block_rows", Setting(
+    128,
+    "Rows of X that one program of the Triton RBF kernel keeps on chip while it loops "
+    "over Y (a power of two, at least 16); it runs one warp per 16 rows, at least 4. "
+    "Rule: registers. Hopper's tensor-core instruction serves 64 rows per warp group "
+    "(4 warps): 128 rows are two groups, whose float32 score tile (128 x "
+    "triton_block_cols), accumulator (128 x 32) and split operands take about 160 of "
+    "the 255 registers a thread may hold, with 1M / 128 = 7,800 programs for ~130 "
+    "multiprocessors.",
+    low=16))
+_register("triton_block_cols", Setting(
+    64,
+    "Rows of Y (columns of the score tile) per step of the Triton RBF kernel's loop, and "
+    "the most columns of C one program multiplies (wider C runs in column groups, each "
+    "recomputing the kernel values); a power of two, at least 16. "
+    "Rule: registers, as triton_block_rows: a 128 x 64 float32 tile is 32 registers a "
+    "thread over 256 threads (64 with its TF32 split), and each step's operands (64 "
+    "rows of Y and of C, 16 KiB) stay in shared memory across the pipeline's stages.",
+    low=16))
+_register("triton_max_features", Setting(
+    128,
+    "The Triton RBF kernel serves data of at most this many features (d, padded to a "
+    "power of two); wider data use the attention pass or tiles. "
+    "Rule: registers. A program holds its triton_block_rows x d block of X in "
+    "registers: 128 x 128 float32 values are 64 registers a thread over 256 threads; "
+    "wider would spill.",
+    low=16))
+
 
 # ---------------------------------------------------------------------------- machinery
 
@@ -830,6 +892,9 @@ def _check(name: str, value: Any) -> None:
         raise ValueError(f"kpca setting {name!r} must be {names}; got {value!r}.")
     if s.low is not None and isinstance(value, Real) and not value >= s.low:
         raise ValueError(f"kpca setting {name!r} must be >= {s.low}; got {value!r}.")
+    if s.choices is not None and value not in s.choices:
+        raise ValueError(f"kpca setting {name!r} must be one of {list(s.choices)}; "
+                         f"got {value!r}.")
 
 
 def _with(overrides: Mapping[str, Any], settings: Mapping[str, Any]) -> _State:
