@@ -12,10 +12,11 @@ error against a float64 product (tiles, float64) on --sample rows spread over X:
 relative Frobenius error and the largest relative error of a row.
 
 Then ``KernelPCA`` (k = 10) fits at each --fit size through the fastest Triton path
-whose product error is at most --max-error (else attention), with the eigenvalue
-error against float64 Rayleigh quotients and the float64 residuals (relative to the
-largest eigenvalue; ``bench_gpu.rayleigh_check``, its float64 product through the
-tiles, so that the reference is independent of the path under test). --sweep then
+whose product error is at most --max-error or twice attention's (else attention),
+with the eigenvalue error against float64 Rayleigh quotients and the float64
+residuals (relative to the largest eigenvalue; ``bench_gpu.rayleigh_check``, its
+float64 product through the tiles, so that the reference is independent of the path
+under test). --sweep then
 times the Triton kernel at the first n for other block sizes (the settings
 ``triton_block_rows`` and ``triton_block_cols``).
 
@@ -142,7 +143,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--fit", type=int, nargs="*", default=[100000, 1000000])
     ap.add_argument("--max-error", type=float, default=1e-6,
-                    help="largest relative Frobenius error of an accurate path")
+                    help="relative Frobenius error of an accurate path (or twice "
+                    "attention's, if larger)")
     ap.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--budget", type=float, default=100.0, help="seconds")
     args = ap.parse_args()
@@ -206,16 +208,19 @@ def main() -> None:
         if dev.startswith("cuda"):
             torch.cuda.empty_cache()
 
-    # the fastest accurate path at the largest n measured
-    best = ("attention", "attention", None)
+    # the fastest accurate path at the largest n measured: error within --max-error, or
+    # within twice attention's (the float32 accuracy the fits had before)
+    best, bound = ("attention", "attention", None), args.max_error
     for n in sorted({n for n, _ in measured}, reverse=True)[:1]:
+        if (n, "attention") in measured:
+            bound = max(bound, 2 * measured[(n, "attention")][1])
         ok = [(measured[(n, label)][0], (label, path, prec)) for label, path, prec in PATHS
               if path == "triton" and (n, label) in measured
-              and measured[(n, label)][1] <= args.max_error]
+              and measured[(n, label)][1] <= bound]
         if ok:
             best = min(ok)[1]
     out(f"# fits through: {best[0]} (the fastest Triton path with product error <= "
-        f"{args.max_error:g}, else attention)")
+        f"{bound:.1e}, else attention)")
     cfg = dict(device_rbf_product=best[1])
     if best[2] is not None:
         cfg["device_rbf_precision"] = best[2]

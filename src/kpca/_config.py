@@ -791,9 +791,9 @@ _register("triton_block_rows", Setting(
     "over Y (a power of two, at least 16); it runs one warp per 16 rows, at least 4. "
     "Rule: registers. Hopper's tensor-core instruction serves 64 rows per warp group "
     "(4 warps): 128 rows are two groups, whose float32 score tile (128 x "
-    "triton_block_cols), accumulator (128 x 32) and split operands take about 160 of "
-    "the 255 registers a thread may hold, with 1M / 128 = 7,800 programs for ~130 "
-    "multiprocessors.",
+    "triton_block_cols), accumulator and its compensation (128 x 32 each) and split "
+    "operands take about 190 of the 255 registers a thread may hold (ptxas, sm_90), "
+    "with 1M / 128 = 7,800 programs for ~130 multiprocessors.",
     low=16))
 _register("triton_block_cols", Setting(
     64,

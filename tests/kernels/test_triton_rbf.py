@@ -139,6 +139,23 @@ def test_reference_is_the_float64_product_to_float32_accuracy(precision, m, n, d
     assert rel_err(got, dense(gamma, X, Y, C), C) < 2e-6
 
 
+def test_the_sum_over_blocks_is_compensated():
+    """50,000 values near 1 in 3,125 blocks of 16: a plain float32 running sum of the
+    block sums errs by ~1e-6 of the total; the compensated (Kahan) one by one rounding."""
+    X, Y, _ = problem(3, 50_000, 2, 1)
+    C = np.ones((50_000, 1))
+    gamma = 1e-6
+    with kpca.config_context(triton_block_rows=16, triton_block_cols=16):
+        got = rbf_product_reference(gamma, X, Y, C, "ieee")
+    ref = dense(gamma, X, Y, C)
+    assert np.abs(got - ref).max() / ref.max() < 2.0**-22
+    blocks = make_kernel("rbf", gamma=gamma).block(X[:1], Y).reshape(-1, 16).sum(axis=1)
+    plain = np.float32(0)
+    for b in blocks.astype(np.float32):  # what an uncompensated accumulator would do
+        plain = np.float32(plain + b)
+    assert abs(plain - ref[0, 0]) / ref[0, 0] > 4 * 2.0**-22  # the case tells them apart
+
+
 def test_reference_with_x_equal_y_has_unit_diagonal():
     """Where x = y the exponent's three terms (each up to h |x|^2, here ~20) cancel: the
     result errs by a few units of float32 (2^-24, 2^-20 with TF32 splitting) of them,
@@ -190,7 +207,8 @@ INTERPRETED = textwrap.dedent("""
     np.savez(sys.argv[2], **out)
 """)
 CASES = [(70, 130, 6, 5, 0.0, 0.3, "ieee"), (70, 130, 6, 5, 0.0, 0.3, "tf32x3"),
-         (33, 40, 3, 70, 50.0, 0.5, "tf32x3"), (1, 1, 1, 1, 0.0, 1.0, "ieee")]
+         (33, 40, 3, 70, 50.0, 0.5, "tf32x3"), (1, 1, 1, 1, 0.0, 1.0, "ieee"),
+         (3, 20_000, 2, 1, 0.0, 1e-6, "ieee")]  # 1,250 blocks: the compensated sum
 
 
 @pytest.mark.skipif(not (HAS_TORCH and HAS_TRITON), reason="needs torch and triton")

@@ -40,6 +40,7 @@ def rbf_product_kernel(xs_ptr, nx_ptr, y_ptr, ny_ptr, c_ptr, out_ptr, n_pad, wid
     x = tl.load(xs_ptr + r[:, None] * D + f[None, :])  # stays in registers
     nx = tl.load(nx_ptr + r)
     acc = tl.zeros((BLOCK_M, W), dtype=tl.float32)
+    comp = tl.zeros((BLOCK_M, W), dtype=tl.float32)  # Kahan's compensation
     for _ in range(0, n_pad, BLOCK_N):
         yt = tl.load(y_ptr + j[None, :] * D + f[:, None])  # (D, BLOCK_N): Y's block, transposed
         ny = tl.load(ny_ptr + j)
@@ -47,7 +48,14 @@ def rbf_product_kernel(xs_ptr, nx_ptr, y_ptr, ny_ptr, c_ptr, out_ptr, n_pad, wid
         # -h |x - y|^2 <= 0; rounding may leave a tiny positive exponent where x = y
         p = tl.exp2(tl.minimum(s - nx[:, None] - ny[None, :], 0.0))
         cb = tl.load(c_ptr + j[:, None] * width + w[None, :])
-        acc = tl.dot(p, cb, acc=acc, input_precision=PRECISION)
+        # each block's product added with Kahan's compensation: a plain float32 sum
+        # over the n / BLOCK_N blocks (15,000 at a million rows) would lose about
+        # sqrt(n / BLOCK_N) roundings of the sum; these four additions per value cost
+        # little next to the block's exponentials and products
+        term = tl.dot(p, cb, input_precision=PRECISION) - comp
+        total = acc + term
+        comp = (total - acc) - term
+        acc = total
         y_ptr += BLOCK_N * D
         ny_ptr += BLOCK_N
         c_ptr += BLOCK_N * width
