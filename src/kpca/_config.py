@@ -758,20 +758,21 @@ _register("parallel_analysis_start_components", Setting(
 # (kernels._device, kernels._triton_rbf; docs/scaling.md, "GPU and the Array API")
 _register("device_rbf_product", Setting(
     "auto",
-    "Which pass computes the RBF product k(X, Y) @ C on PyTorch tensors: 'triton' "
-    "(kpca's Triton kernel: float32 tensors on a CUDA device, or on any device under "
-    "TRITON_INTERPRET=1), 'attention' (PyTorch's scaled-dot-product attention with a "
-    "sink key), 'tiles' (tiles of kernel values written, exponentiated and multiplied), "
-    "or 'auto': Triton on NVIDIA CUDA float32 tensors where the triton package imports, "
-    "else attention where PyTorch has a fused kernel for the arrays, else tiles. Where "
-    "the chosen pass does not serve the arrays (another namespace, float64 for Triton) "
-    "the tiles serve them. "
+    "Which pass computes the RBF product k(X, Y) @ C on device arrays: 'triton' "
+    "(kpca's Triton kernel: float32 PyTorch tensors on a CUDA device, or on any device "
+    "under TRITON_INTERPRET=1), 'attention' (PyTorch's scaled-dot-product attention "
+    "with a sink key), 'cupy' (kpca's CUDA kernel on CuPy arrays, float32 or float64), "
+    "'tiles' (tiles of kernel values written, exponentiated and multiplied), or "
+    "'auto': on PyTorch tensors Triton on NVIDIA CUDA float32 tensors where the triton "
+    "package imports, else attention where PyTorch has a fused kernel for the arrays, "
+    "else tiles; on CuPy arrays the CUDA kernel. Where the chosen pass does not serve "
+    "the arrays (another namespace, float64 for Triton) the tiles serve them. "
     "Rule: a cost model. The fused passes never write the n^2 kernel values that tiles "
     "write and re-read about five times (memory-bound); of the two, the Triton kernel "
     "does the least arithmetic per kernel value (d + c multiply-adds on tensor cores "
     "with device_rbf_precision='tf32x3'; attention adds a softmax's running maximum "
     "and rescaling and two padded columns).",
-    kind=str, choices=("auto", "triton", "attention", "tiles")))
+    kind=str, choices=("auto", "triton", "attention", "cupy", "tiles")))
 _register("device_rbf_precision", Setting(
     "tf32x3",
     "Input precision of the Triton kernel's two matrix products (exponents x . y, then "
@@ -812,6 +813,32 @@ _register("triton_max_features", Setting(
     "registers: 128 x 128 float32 values are 64 registers a thread over 256 threads; "
     "wider would spill.",
     low=16))
+
+_register("cupy_rbf_threads", Setting(
+    128,
+    "Threads (rows of X) per block of the fused CuPy RBF kernel, which share each tile "
+    "of Y. "
+    "Rule: a cost model. A tile copied to shared memory serves every thread of the "
+    "block: 128 threads (4 warps) read each value of Y once per 128 rows of X, and "
+    "1M / 128 = 7,800 blocks keep ~130 multiprocessors busy.",
+    low=1))
+_register("cupy_rbf_tile_rows", Setting(
+    64,
+    "Rows of Y (with their rows of C) per shared-memory tile of the fused CuPy RBF "
+    "kernel; each tile's sum joins a row's total with Kahan's compensation. "
+    "Rule: shared memory. 64 rows of d + c + 1 float32 values (12 KiB at d = 20, "
+    "c = 25) leave room for several blocks per multiprocessor, and a compensated "
+    "addition per 64 terms costs little next to their 64 (d + c) multiply-adds.",
+    low=1))
+_register("cupy_rbf_max_values", Setting(
+    96,
+    "Most 4-byte values a thread of the fused CuPy RBF kernel keeps in registers: its "
+    "row of X (d) and three per column of C (total, compensation, tile sum), half as "
+    "many in float64; a wider C runs in column groups, data with more features use "
+    "the tiles. "
+    "Rule: registers. 96 values and the loop's own leave a thread under ~128 of the 255 "
+    "registers, so that 4 blocks of 128 threads fit a multiprocessor's 64K.",
+    low=4))
 
 
 # ---------------------------------------------------------------------------- machinery

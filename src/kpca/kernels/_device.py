@@ -122,7 +122,7 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
     """RBF ``k(X, Y) @ C`` in one fused pass that never writes the kernel values, or
     ``None`` where the tiles serve these arrays: the pass the setting
     ``device_rbf_product`` names (kpca._config; docs/scaling.md, "GPU and the Array
-    API").
+    API"). On PyTorch tensors:
 
     - ``'auto'``: kpca's Triton kernel (:mod:`._triton_rbf`) on float32 tensors of an
       NVIDIA CUDA device where the triton package is installed (should its program
@@ -132,17 +132,40 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
       any device under ``TRITON_INTERPRET=1``), else tiles; an ImportError if triton
       is not installed;
     - ``'attention'``: attention where PyTorch has a fused kernel, else tiles;
-    - ``'tiles'``: ``None``.
+    - ``'tiles'`` (and ``'cupy'``): ``None``.
 
-    Arrays of other namespaces than PyTorch get ``None`` (tiles) whatever the setting.
+    On CuPy arrays, ``'auto'`` and ``'cupy'`` run kpca's CUDA kernel
+    (:mod:`._cupy_rbf`; float32 and float64; under ``'auto'`` a kernel that fails to
+    build warns and the tiles serve). Arrays of other namespaces get ``None``
+    (tiles) whatever the setting.
     """
     import array_api_compat
 
-    if not array_api_compat.is_torch_array(X):
-        return None
     cfg = get_config()
     path = cfg["device_rbf_product"]
-    if path == "tiles":
+    if array_api_compat.is_cupy_array(X):
+        if path not in ("auto", "cupy"):
+            return None
+        from ._cupy_rbf import cupy_rbf_product, cupy_serves
+
+        why_not = cupy_serves(X, Y, C, cfg)
+        if why_not is not None:
+            logger.debug("CuPy RBF product not used: %s", why_not)
+            return None
+        if path == "cupy":
+            return cupy_rbf_product(gamma, X, Y, C)
+        try:
+            return cupy_rbf_product(gamma, X, Y, C)
+        except Exception as exc:  # noqa: BLE001 - a build or launch failure
+            from cupy.cuda.memory import OutOfMemoryError
+
+            if isinstance(exc, OutOfMemoryError):
+                raise
+            warnings.warn(f"kpca's CuPy RBF kernel failed ({type(exc).__name__}: {exc}); "
+                          "tiles serve instead (set device_rbf_product='tiles' to skip it).",
+                          RuntimeWarning, stacklevel=2)
+            return None
+    if not array_api_compat.is_torch_array(X) or path in ("tiles", "cupy"):
         return None
     if path in ("auto", "triton"):
         from ._triton_rbf import triton_importable, triton_rbf_product, triton_serves
