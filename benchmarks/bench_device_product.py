@@ -4,9 +4,11 @@ best accurate one.
 For each n (d = 20 Gaussian features, gamma = 1/d, --b columns, float32) the script
 times one product ``k(X, X) @ V`` through each path of the setting
 ``device_rbf_product`` (PyTorch's attention with a sink key; kpca's Triton kernel with
-'ieee' and with 'tf32x3' products; the tiles up to --tiles-max rows): the median of
+'ieee' and with 'tf32x3' products; the tiles up to --tiles-max rows; on a CUDA device,
+the same values as CuPy arrays through kpca's CUDA kernel and the tiles): the median of
 --repeats calls after one warm-up call (the first Triton call compiles its program;
-that call's time is printed apart), the rate in TFLOP/s-equivalent, counting the
+that call's time is printed apart; above 200,000 rows --large-repeats calls and no
+warm-up, the programs being built at the first n), the rate in TFLOP/s-equivalent, counting the
 2 n^2 (d + b) flops of the two products (no padding, no exponentials), and the
 error against a float64 product (tiles, float64) on --sample rows spread over X: the
 relative Frobenius error and the largest relative error of a row.
@@ -117,6 +119,33 @@ def errors(got, ref) -> tuple[float, float]:
     return frob, rows
 
 
+def cupy_rows(X, V, n, sample, ref, kernel, dev, flops, repeats, args, time_left) -> None:
+    """The same product on CuPy arrays (the same values, shared through DLPack): kpca's
+    CUDA kernel, and the tiles up to --tiles-max rows."""
+    try:
+        import cupy
+
+        Xc, Vc = cupy.from_dlpack(X), cupy.from_dlpack(V)
+    except Exception as exc:  # noqa: BLE001 - report and go on
+        failed(f"n={n}, CuPy set-up", exc)
+        return
+    for label, path in (("cupy kernel", "cupy"), ("cupy tiles", "tiles")):
+        if path == "tiles" and n > args.tiles_max:
+            continue
+        if not time_left(f"n={n}, {label}"):
+            return
+        try:
+            f = lambda p=path: product(Xc, Vc, p, None, kernel)  # noqa: E731
+            first = timed(f, dev, 1)[1] if n <= 200000 else float("nan")
+            res, t = timed(f, dev, repeats)
+            frob, rows = errors(torch.from_dlpack(res)[sample], ref)
+            out(f"| {n:,} | {label} | {first:.3f} | {t:.3f} | {flops / t / 1e12:.1f} | "
+                f"{frob:.1e} | {rows:.1e} |")
+            del res
+        except Exception as exc:  # noqa: BLE001 - report and go on
+            failed(f"n={n}, {label}", exc)
+
+
 class Passes(logging.Handler):
     """The pass count of the device block Lanczos, from its log (kpca keeps no
     attribute for it)."""
@@ -146,6 +175,8 @@ def main() -> None:
                     help="relative Frobenius error of an accurate path (or twice "
                     "attention's, if larger)")
     ap.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--cupy", action=argparse.BooleanOptionalAction, default=True,
+                    help="also CuPy arrays (CUDA only)")
     ap.add_argument("--budget", type=float, default=100.0, help="seconds")
     args = ap.parse_args()
     dev = args.device
@@ -195,7 +226,7 @@ def main() -> None:
                 break
             try:
                 f = lambda p=path, q=precision, X=X, V=V: product(X, V, p, q, kernel)  # noqa: E731
-                _, first = timed(f, dev, 1)
+                first = timed(f, dev, 1)[1] if n <= 200000 else float("nan")
                 res, t = timed(f, dev, repeats)
                 frob, rows = errors(res[sample], ref)
                 measured[(n, label)] = (t, frob)
@@ -204,6 +235,8 @@ def main() -> None:
                 del res
             except Exception as exc:  # noqa: BLE001 - report and go on
                 failed(f"n={n}, {label}", exc)
+        if dev.startswith("cuda") and args.cupy:
+            cupy_rows(X, V, n, sample, ref, kernel, dev, flops, repeats, args, time_left)
         del X, V, ref
         if dev.startswith("cuda"):
             torch.cuda.empty_cache()
