@@ -16,9 +16,9 @@ relative Frobenius error and the largest relative error of a row.
 Then ``KernelPCA`` (k = 10) fits at each --fit size through the fastest Triton path
 whose product error is at most --max-error or twice attention's (else attention),
 with the eigenvalue error against float64 Rayleigh quotients and the float64
-residuals (relative to the largest eigenvalue; ``bench_gpu.rayleigh_check``, its
-float64 product through the tiles, so that the reference is independent of the path
-under test). --sweep then
+residuals (relative to the largest eigenvalue, as ``bench_gpu.rayleigh_check``; the
+float64 product ``K V`` through kpca's CUDA kernel on CuPy arrays where CuPy runs,
+else through the tiles: code apart from the float32 paths under test). --sweep then
 times the Triton kernel at the first n for other block sizes (the settings
 ``triton_block_rows`` and ``triton_block_cols``).
 
@@ -55,7 +55,7 @@ from kpca.kernels import make_kernel
 from kpca.kernels._device import device_block, device_block_product
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_gpu import rayleigh_check  # noqa: E402
+from bench_gpu import PassCounter, rayleigh_check  # noqa: E402
 
 D, K = 20, 10
 #: (label, device_rbf_product, device_rbf_precision)
@@ -146,17 +146,35 @@ def cupy_rows(X, V, n, sample, ref, kernel, dev, flops, repeats, args, time_left
             failed(f"n={n}, {label}", exc)
 
 
-class Passes(logging.Handler):
-    """The pass count of the device block Lanczos, from its log (kpca keeps no
-    attribute for it)."""
+def float64_check(est, Xh: np.ndarray, dev: str) -> tuple[float, float, str]:
+    """``bench_gpu.rayleigh_check``'s eigenvalue and residual errors, its float64 product
+    ``K V`` through kpca's CUDA kernel on CuPy arrays where CuPy runs (float64 fused
+    multiply-adds: a few seconds at a million rows, where float64 tiles take about as
+    long as the fit; code apart from the float32 paths under test), else the tiles."""
+    if dev.startswith("cuda"):
+        try:
+            import cupy
 
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.passes = None
+            from kpca.kernels._device import device_block_product as product64
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if str(record.msg).startswith("device krylov:"):
-            self.passes = record.args[0]
+            Xd = cupy.asarray(Xh.astype(np.float64))
+            V = est.eigenvectors_.astype(np.float64)
+            V = V - V.mean(axis=0)
+            V /= np.linalg.norm(V, axis=0)
+            with kpca.config_context(device_rbf_product="cupy"):
+                rows = max(1, 2**30 // (8 * len(Xh)))  # the tiles', should CuPy refuse
+                W = cupy.asnumpy(product64(est.kernel_, Xd, Xd, cupy.asarray(V),
+                                           device_namespace(Xd), rows))
+            W -= W.mean(axis=0)
+            rho = np.sum(V * W, axis=0)
+            res = np.linalg.norm(W - V * rho, axis=0)
+            lam = est.eigenvalues_.astype(np.float64)
+            return (float(np.max(np.abs(lam - rho)) / lam[0]), float(np.max(res) / lam[0]),
+                    "CuPy kernel, float64")
+        except Exception as exc:  # noqa: BLE001 - report and use the tiles
+            failed("float64 check through CuPy (the tiles instead)", exc)
+    err, res = rayleigh_check(est, Xh, dev)
+    return err, res, "tiles, float64"
 
 
 def main() -> None:
@@ -278,26 +296,29 @@ def main() -> None:
             X = torch.asarray(Xh, device=dev)
             if dev.startswith("cuda"):
                 torch.cuda.reset_peak_memory_stats()
-            log, counter = logging.getLogger("kpca"), Passes()
-            log.addHandler(counter)
+            log = logging.getLogger("kpca")
             log.setLevel(logging.INFO)
             with kpca.config_context(**cfg):
                 est = kpca.KernelPCA(K, kernel="rbf", gamma=1.0 / D, random_state=0)
                 fit_times = []
                 for _ in range(args.repeats if n <= 200000 else 1):
+                    counter = PassCounter()  # the last fit's passes (bench_gpu.py)
+                    log.addHandler(counter)
                     sync(dev)
                     t = time.perf_counter()
                     est.fit(X)
                     sync(dev)
                     fit_times.append(time.perf_counter() - t)
+                    log.removeHandler(counter)
             t = statistics.median(fit_times)
             peak = (torch.cuda.max_memory_allocated() / 1e9 if dev.startswith("cuda")
                     else float("nan"))
-            log.removeHandler(counter)
-            passes = counter.passes
-            err, res = rayleigh_check(est, Xh, dev)
+            passes = f"{len(counter.widths)} {counter.widths}"
+            t_check = time.perf_counter()
+            err, res, how = float64_check(est, Xh, dev)
             out(f"| KernelPCA ({best[0]}, {est.eigen_solver_}) | {n:,} | {t:.2f} | {passes} | "
                 f"{err:.1e} | {res:.1e} | {peak:.2f} |")
+            out(f"#   float64 check: {how}, {time.perf_counter() - t_check:.1f} s")
             del X, est
         except Exception as exc:  # noqa: BLE001 - report and go on
             failed(f"fit n={n}", exc)

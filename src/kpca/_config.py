@@ -831,13 +831,14 @@ _register("cupy_rbf_tile_rows", Setting(
     "addition per 64 terms costs little next to their 64 (d + c) multiply-adds.",
     low=1))
 _register("cupy_rbf_max_values", Setting(
-    96,
+    128,
     "Most 4-byte values a thread of the fused CuPy RBF kernel keeps in registers: its "
     "row of X (d) and three per column of C (total, compensation, tile sum), half as "
     "many in float64; a wider C runs in column groups, data with more features use "
     "the tiles. "
-    "Rule: registers. 96 values and the loop's own leave a thread under ~128 of the 255 "
-    "registers, so that 4 blocks of 128 threads fit a multiprocessor's 64K.",
+    "Rule: registers. 128 values and the loop's own take ~165 of the 255 registers a "
+    "thread may hold (ptxas, sm_90, d = 20 and the 33 columns of a fit's first pass: "
+    "one group), so that 3 blocks of 128 threads fit a multiprocessor's 64K.",
     low=4))
 
 

@@ -114,7 +114,7 @@ def test_block_settings_must_be_powers_of_two():
             ValueError, match=r"'triton_block_cols' must be a power of two.*got 48"):
         layout(100, 100, 4, 4)
     with pytest.raises(ValueError, match=r"'device_rbf_product' must be one of "
-                                         r"\['auto', 'triton', 'attention', 'tiles'\]"):
+                                         r"\['auto', 'triton', 'attention', 'cupy', 'tiles'\]"):
         kpca.set_config(device_rbf_product="cuda")
     with pytest.raises(ValueError, match=r"'device_rbf_precision' must be one of"):
         kpca.set_config(device_rbf_precision="tf32")
