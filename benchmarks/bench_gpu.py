@@ -114,8 +114,10 @@ def rayleigh_check(model, X: np.ndarray, device: str) -> tuple[float, float]:
     """Largest |eigenvalue - float64 Rayleigh quotient| and float64 residual, relative to
     the largest eigenvalue, from one float64 product ``K V`` on the device.
 
-    For a unit ``v`` orthogonal to the ones vector (every centred eigenvector is),
-    ``K~ v = H K v`` with ``H`` the centring projection: so one uncentred product serves.
+    The product runs through the tiles (float64 kernel values written and multiplied),
+    whatever ``device_rbf_product`` the fit used. For a unit ``v`` orthogonal to the
+    ones vector (every centred eigenvector is), ``K~ v = H K v`` with ``H`` the
+    centring projection: so one uncentred product serves.
     """
     from kpca._array_api import device_namespace
     from kpca.kernels._device import device_block_product
@@ -127,8 +129,9 @@ def rayleigh_check(model, X: np.ndarray, device: str) -> tuple[float, float]:
     V /= np.linalg.norm(V, axis=0)
     n = X.shape[0]
     rows = max(1, 2**30 // (8 * n))  # float64 tiles of about 1 GB (plus temporaries)
-    W = np.asarray(device_block_product(model.kernel_, Xd, Xd, as_input(V, device), xp,
-                                        rows).cpu(), dtype=np.float64)
+    with kpca.config_context(device_rbf_product="tiles"):  # independent of the fused paths
+        W = np.asarray(device_block_product(model.kernel_, Xd, Xd, as_input(V, device), xp,
+                                            rows).cpu(), dtype=np.float64)
     W -= W.mean(axis=0)
     rho = np.sum(V * W, axis=0)
     res = np.linalg.norm(W - V * rho, axis=0)

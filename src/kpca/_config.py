@@ -58,6 +58,8 @@ class Setting:
     rule : callable, optional
         ``rule() -> value`` for a ``None`` default: the machine fact it follows (read
         once per process).
+    choices : tuple of str, optional
+        The valid values of a setting that names a method.
     """
 
     default: Any
@@ -65,6 +67,7 @@ class Setting:
     kind: Any = int
     low: float | None = None
     rule: Callable[[], Any] | None = None
+    choices: tuple[str, ...] | None = None
 
 
 #: every tuning value: name -> Setting (append new ones here, in their layer's section)
@@ -763,6 +766,93 @@ _register("growing_tile_cols", Setting(
     "(16 float32 columns: 128 KiB) stays in L2 while a band's rows pass.",
     low=1))
 
+# -- kernels on a device: the fused RBF product k(X, Y) @ C on PyTorch tensors
+# (kernels._device, kernels._triton_rbf; docs/scaling.md, "GPU and the Array API")
+_register("device_rbf_product", Setting(
+    "auto",
+    "Which pass computes the RBF product k(X, Y) @ C on device arrays: 'triton' "
+    "(kpca's Triton kernel: float32 PyTorch tensors on a CUDA device, or on any device "
+    "under TRITON_INTERPRET=1), 'attention' (PyTorch's scaled-dot-product attention "
+    "with a sink key), 'cupy' (kpca's CUDA kernel on CuPy arrays, float32 or float64), "
+    "'tiles' (tiles of kernel values written, exponentiated and multiplied), or "
+    "'auto': on PyTorch tensors Triton on NVIDIA CUDA float32 tensors where the triton "
+    "package imports, else attention where PyTorch has a fused kernel for the arrays, "
+    "else tiles; on CuPy arrays the CUDA kernel. Where the chosen pass does not serve "
+    "the arrays (another namespace, float64 for Triton) the tiles serve them. "
+    "Rule: a cost model. The fused passes never write the n^2 kernel values that tiles "
+    "write and re-read about five times (memory-bound); of the two, the Triton kernel "
+    "does the least arithmetic per kernel value (d + c multiply-adds on tensor cores "
+    "with device_rbf_precision='tf32x3'; attention adds a softmax's running maximum "
+    "and rescaling and two padded columns).",
+    kind=str, choices=("auto", "triton", "attention", "cupy", "tiles")))
+_register("device_rbf_precision", Setting(
+    "tf32x3",
+    "Input precision of the Triton kernel's two matrix products (exponents x . y, then "
+    "kernel values times C): 'tf32x3' (tensor cores; each float32 operand split into a "
+    "TF32 high part and the remainder, three TF32 products summed in float32) or "
+    "'ieee' (float32 multiply-adds, no tensor cores). Devices without TF32 (compute "
+    "capability below 8.0) use 'ieee'. "
+    "Rule: a numerical bound. tf32x3 drops the remainder x remainder product and the "
+    "remainder's bits beyond TF32's 11: at most about 2^-20 of each term (float32 "
+    "rounds to 2^-24), with signs that vary from term to term, so that they cancel "
+    "across the n terms of a product; it runs at a third of the tensor cores' TF32 "
+    "rate, several times float32's rate on the CUDA cores.",
+    kind=str, choices=("tf32x3", "ieee")))
+_register("triton_block_rows", Setting(
+    128,
+    "Rows of X that one program of the Triton RBF kernel keeps on chip while it loops "
+    "over Y (a power of two, at least 16); it runs one warp per 16 rows, at least 4. "
+    "Rule: registers. Hopper's tensor-core instruction serves 64 rows per warp group "
+    "(4 warps): 128 rows are two groups, whose float32 score tile (128 x "
+    "triton_block_cols), accumulator and its compensation (128 x 32 each) and split "
+    "operands take about 190 of the 255 registers a thread may hold (ptxas, sm_90), "
+    "with 1M / 128 = 7,800 programs for ~130 multiprocessors.",
+    low=16))
+_register("triton_block_cols", Setting(
+    64,
+    "Rows of Y (columns of the score tile) per step of the Triton RBF kernel's loop, and "
+    "the most columns of C one program multiplies (wider C runs in column groups, each "
+    "recomputing the kernel values); a power of two, at least 16. "
+    "Rule: registers, as triton_block_rows: a 128 x 64 float32 tile is 32 registers a "
+    "thread over 256 threads (64 with its TF32 split), and each step's operands (64 "
+    "rows of Y and of C, 16 KiB) stay in shared memory across the pipeline's stages.",
+    low=16))
+_register("triton_max_features", Setting(
+    128,
+    "The Triton RBF kernel serves data of at most this many features (d, padded to a "
+    "power of two); wider data use the attention pass or tiles. "
+    "Rule: registers. A program holds its triton_block_rows x d block of X in "
+    "registers: 128 x 128 float32 values are 64 registers a thread over 256 threads; "
+    "wider would spill.",
+    low=16))
+
+_register("cupy_rbf_threads", Setting(
+    128,
+    "Threads (rows of X) per block of the fused CuPy RBF kernel, which share each tile "
+    "of Y. "
+    "Rule: a cost model. A tile copied to shared memory serves every thread of the "
+    "block: 128 threads (4 warps) read each value of Y once per 128 rows of X, and "
+    "1M / 128 = 7,800 blocks keep ~130 multiprocessors busy.",
+    low=1))
+_register("cupy_rbf_tile_rows", Setting(
+    64,
+    "Rows of Y (with their rows of C) per shared-memory tile of the fused CuPy RBF "
+    "kernel; each tile's sum joins a row's total with Kahan's compensation. "
+    "Rule: shared memory. 64 rows of d + c + 1 float32 values (12 KiB at d = 20, "
+    "c = 25) leave room for several blocks per multiprocessor, and a compensated "
+    "addition per 64 terms costs little next to their 64 (d + c) multiply-adds.",
+    low=1))
+_register("cupy_rbf_max_values", Setting(
+    128,
+    "Most 4-byte values a thread of the fused CuPy RBF kernel keeps in registers: its "
+    "row of X (d) and three per column of C (total, compensation, tile sum), half as "
+    "many in float64; a wider C runs in column groups, data with more features use "
+    "the tiles. "
+    "Rule: registers. 128 values and the loop's own take ~165 of the 255 registers a "
+    "thread may hold (ptxas, sm_90, d = 20 and the 33 columns of a fit's first pass: "
+    "one group), so that 3 blocks of 128 threads fit a multiprocessor's 64K.",
+    low=4))
+
 
 # ---------------------------------------------------------------------------- machinery
 
@@ -842,6 +932,9 @@ def _check(name: str, value: Any) -> None:
         raise ValueError(f"kpca setting {name!r} must be {names}; got {value!r}.")
     if s.low is not None and isinstance(value, Real) and not value >= s.low:
         raise ValueError(f"kpca setting {name!r} must be >= {s.low}; got {value!r}.")
+    if s.choices is not None and value not in s.choices:
+        raise ValueError(f"kpca setting {name!r} must be one of {list(s.choices)}; "
+                         f"got {value!r}.")
 
 
 def _with(overrides: Mapping[str, Any], settings: Mapping[str, Any]) -> _State:

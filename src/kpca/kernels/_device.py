@@ -9,9 +9,11 @@ arrays of another namespace.
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 
 from .._array_api import device_namespace
+from .._config import get_config
 from ._base import Kernel
 from ._standard import RBF, Cosine, Laplacian, Linear, Polynomial, Sigmoid
 
@@ -86,7 +88,8 @@ def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: 
     """``k(X, Y) @ C`` of shape (len(X), C.shape[1]), ``k(X, Y)`` evaluated in blocks of
     ``rows`` rows of X (each block's kernel values exist only until multiplied), or,
     for the RBF kernel on PyTorch tensors, in one fused pass that never holds them
-    (:func:`_fused_rbf_product`; ``rows`` unused).
+    (:func:`_fused_rbf_product`, as the setting ``device_rbf_product`` says; ``rows``
+    unused).
 
     Parameters
     ----------
@@ -116,6 +119,88 @@ def _pad8(width: int) -> int:
 
 
 def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
+    """RBF ``k(X, Y) @ C`` in one fused pass that never writes the kernel values, or
+    ``None`` where the tiles serve these arrays: the pass the setting
+    ``device_rbf_product`` names (kpca._config; docs/scaling.md, "GPU and the Array
+    API"). On PyTorch tensors:
+
+    - ``'auto'``: kpca's Triton kernel (:mod:`._triton_rbf`) on float32 tensors of an
+      NVIDIA CUDA device where the triton package is installed (should its program
+      fail to build there, a warning names the error and attention serves), else
+      PyTorch's attention (:func:`_attention_rbf_product`), else tiles;
+    - ``'triton'``: the Triton kernel where it serves the tensors (float32; CUDA, or
+      any device under ``TRITON_INTERPRET=1``), else tiles; an ImportError if triton
+      is not installed;
+    - ``'attention'``: attention where PyTorch has a fused kernel, else tiles;
+    - ``'tiles'`` (and ``'cupy'``): ``None``.
+
+    On CuPy arrays, ``'auto'`` and ``'cupy'`` run kpca's CUDA kernel
+    (:mod:`._cupy_rbf`; float32 and float64; under ``'auto'`` a kernel that fails to
+    build warns and the tiles serve). Arrays of other namespaces get ``None``
+    (tiles) whatever the setting.
+    """
+    import array_api_compat
+
+    cfg = get_config()
+    path = cfg["device_rbf_product"]
+    if array_api_compat.is_cupy_array(X):
+        if path not in ("auto", "cupy"):
+            return None
+        from ._cupy_rbf import cupy_rbf_product, cupy_serves
+
+        why_not = cupy_serves(X, Y, C, cfg)
+        if why_not is not None:
+            logger.debug("CuPy RBF product not used: %s", why_not)
+            return None
+        if path == "cupy":
+            return cupy_rbf_product(gamma, X, Y, C)
+        try:
+            return cupy_rbf_product(gamma, X, Y, C)
+        except Exception as exc:  # noqa: BLE001 - a build or launch failure
+            from cupy.cuda.memory import OutOfMemoryError
+
+            if isinstance(exc, OutOfMemoryError):
+                raise
+            warnings.warn(f"kpca's CuPy RBF kernel failed ({type(exc).__name__}: {exc}); "
+                          "tiles serve instead (set device_rbf_product='tiles' to skip it).",
+                          RuntimeWarning, stacklevel=2)
+            return None
+    if not array_api_compat.is_torch_array(X) or path in ("tiles", "cupy"):
+        return None
+    if path in ("auto", "triton"):
+        from ._triton_rbf import triton_importable, triton_rbf_product, triton_serves
+
+        if path == "triton" and not triton_importable():
+            raise ImportError("device_rbf_product='triton' needs the triton package "
+                              "(pip install triton); 'auto' uses it where it is installed.")
+        why_not = triton_serves(X, Y, C, cfg)
+        if path == "auto" and why_not is None:
+            import torch
+
+            if X.device.type != "cuda" or torch.version.cuda is None:
+                why_not = "'auto' uses Triton on NVIDIA CUDA devices only"
+        if why_not is None and path == "triton":
+            return triton_rbf_product(gamma, X, Y, C)
+        if why_not is None:
+            try:
+                return triton_rbf_product(gamma, X, Y, C)
+            except Exception as exc:  # noqa: BLE001 - a build or launch failure
+                from torch.cuda import OutOfMemoryError
+
+                if isinstance(exc, OutOfMemoryError):
+                    raise
+                warnings.warn(f"kpca's Triton RBF product failed ({type(exc).__name__}: "
+                              f"{exc}); PyTorch's attention serves instead (set "
+                              "device_rbf_product='attention' to skip Triton).",
+                              RuntimeWarning, stacklevel=2)
+        else:
+            logger.debug("Triton RBF product not used: %s", why_not)
+            if path == "triton":
+                return None
+    return _attention_rbf_product(gamma, X, Y, C)
+
+
+def _attention_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
     """RBF ``k(X, Y) @ C`` in one fused pass of PyTorch's scaled-dot-product attention,
     or ``None`` where no fused kernel serves these arrays (not PyTorch; float64 on a GPU).
 
