@@ -194,6 +194,20 @@ def test_coefficients_cut_to_fewer_components_are_refused(tmp_path, X):
         load_model(path)
 
 
+@pytest.mark.filterwarnings("ignore:n_components=.auto.:UserWarning")
+def test_parallel_analysis_of_another_size_is_refused(tmp_path, X):
+    """n_components='auto' stores its parallel analysis: its null eigenvalues must
+    have one column per candidate eigenvalue."""
+    est = kpca.KernelPCA("auto", kernel="rbf", random_state=0).fit(X)
+    path = _saved(tmp_path, est)
+    null = est.parallel_analysis_.null_eigenvalues
+    _replace_array(path, ("state", "parallel_analysis_", "fields", "null_eigenvalues"),
+                   null[:, :-1].copy())
+    with pytest.raises(ValueError, match=r"m\.kpca: .*field 'parallel_analysis_\."
+                       r"null_eigenvalues' of KernelPCA"):
+        load_model(path)
+
+
 @pytest.mark.parametrize("cls", sorted(ESTIMATOR_CLASSES))
 def test_wrong_number_of_rows_in_coefficients_is_refused(tmp_path, X, cls):
     est = ESTIMATOR_CLASSES[cls](n_components=2).fit(X)
@@ -366,6 +380,7 @@ def _configurations():
         "exact-all": (kpca.KernelPCA(None, kernel="linear"), X),
         "exact-uncentred": (kpca.KernelPCA(2, kernel="rbf", center=False), X),
         "exact-inverse": (kpca.KernelPCA(2, kernel="rbf", fit_inverse_transform=True), X),
+        "exact-auto": (kpca.KernelPCA("auto", kernel="rbf", random_state=0), X),
         "nystrom-rank-deficient": (kpca.NystromKernelPCA(5, n_landmarks=300, gamma=0.5,
                                                          random_state=0), smooth),
         "nystrom-kmeans": (kpca.NystromKernelPCA(3, n_landmarks=20, landmarks="kmeans",

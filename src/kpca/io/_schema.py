@@ -183,7 +183,21 @@ _ITERATIVE: dict[str, Field] = {
 
 #: the schema of each estimator class, by class name
 SCHEMAS: dict[str, dict[str, Field]] = {
-    "KernelPCA": _EXACT,
+    "KernelPCA": {
+        **_EXACT,
+        # n_components='auto': the parallel analysis that chose k (c candidates
+        # compared, p column-permuted copies; docs/math.md, "Parallel analysis")
+        "parallel_analysis_": Field("dataclass", cls="ParallelAnalysis", optional=True, fields={
+            "eigenvalues": _arr("c", dtype="float64"),
+            "null_eigenvalues": _arr("p", "c", dtype="float64"),
+            "threshold": _arr("c", dtype="float64"),
+            "quantile": _float(finite=True),
+            "n_permutations": _int("p", low=1),
+            "n_components": _int(low=0),
+            "trace": _float(finite=True),
+            "gamma": _float(finite=False, not_nan=False, nullable=True),
+        }),
+    },
     "WeightedKernelPCA": {
         **_EXACT, **_ITERATIVE,
         "weights_": _arr("n"),
