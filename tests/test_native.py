@@ -131,3 +131,28 @@ def test_the_variable_warns_for_a_variant_this_cpu_cannot_run(value):
     below = [v for v in _native.VARIANTS[_native.VARIANTS.index(value) + 1:] if v in AVAILABLE]
     tile, rbf, *_ = json.loads(out.stdout)
     assert tile == rbf == below[0]
+
+
+def test_blas_products_and_sweeps_in_cache():
+    """Which variant hands its products to BLAS: the portable one always; avx2 and
+    avx512 on a matrix-free piece only where the block is not a multiple of their
+    vector or a wider variant runs on this CPU (forced narrower: BLAS's kernels are
+    wider)."""
+    import types
+
+    def ns(name, best, widths):
+        return types.SimpleNamespace(name=name, best=best, widths=widths)
+
+    portable = ns("portable", "avx512", (4, 2))
+    assert _native.blas_products(portable) and not _native.sweeps_in_cache(portable, 16)
+    for name, width in (("avx2", 8), ("avx512", 16)):
+        best = ns(name, name, (width, width // 2))
+        assert not _native.blas_products(best)
+        assert _native.sweeps_in_cache(best, 3 * width)
+        assert not _native.sweeps_in_cache(best, width + width // 2)
+    forced = ns("avx2", "avx512", (8, 4))
+    assert not _native.sweeps_in_cache(forced, 16) and not _native.blas_products(forced)
+    assert not _native.blas_products(None) and not _native.sweeps_in_cache(None, 16)
+    if tiled._tileprod_ext is not None:  # bind records the best variant this CPU runs
+        for v in AVAILABLE:
+            assert _native.bind(tiled._tileprod_ext, v).best == AVAILABLE[0]

@@ -24,6 +24,7 @@ kpca uses NumPy for the same work.
 
 from __future__ import annotations
 
+import functools
 import os
 import types
 import warnings
@@ -83,8 +84,9 @@ class Native:
 
 
 def bind(ext: Any, variant: str) -> types.SimpleNamespace:
-    """The functions of ``ext`` bound to ``variant`` (tests use every variant)."""
-    return types.SimpleNamespace(**ext.variant(variant))
+    """The functions of ``ext`` bound to ``variant`` (tests use every variant), with
+    ``best``: the best variant this CPU runs (:func:`sweeps_in_cache`)."""
+    return types.SimpleNamespace(**ext.variant(variant), best=tuple(ext.variants())[0])
 
 
 def select(ext: Any, kernel: str, request: str) -> Native:
@@ -112,6 +114,46 @@ def select(ext: Any, kernel: str, request: str) -> Native:
     return Native(kernel, instead,
                   f"{ENV}={request}, which this CPU cannot run: the next below", available,
                   None if instead is None else bind(ext, instead))
+
+
+@functools.cache
+def sgemm() -> Any:
+    """SciPy's Fortran BLAS ``sgemm``, as the PyCapsule the compiled kernels call
+    (``scipy.linalg.cython_blas``: the BLAS SciPy itself uses, held to one thread per
+    worker like NumPy's by :func:`kpca._parallel.run_blocks`)."""
+    from scipy.linalg import cython_blas
+
+    return cython_blas.__pyx_capi__["sgemm"]
+
+
+def blas_products(functions: Any) -> bool:
+    """Whether the variant bound in ``functions`` hands its float32 products (and the
+    portable variant its RBF exponents) to BLAS (:func:`sgemm`).
+
+    The portable variant does: BLAS's kernels are the widest this CPU runs, and its
+    own (4 lanes, no fused multiply-add) ran its one-sweep product at 0.7x and its
+    RBF dot products at half of BLAS's rate (docs/benchmarks.md, issue 31); it keeps
+    the element-wise work (the exponential, the sums) in portable C. avx2 and avx512
+    keep their one-sweep product, which reads a stored tile once for both products.
+    """
+    return getattr(functions, "name", None) == "portable"
+
+
+def sweeps_in_cache(functions: Any, width: int) -> bool:
+    """Whether a matrix-free piece (evaluated into cache, then multiplied) is
+    multiplied by the variant's one-sweep product rather than by BLAS: where the
+    variant has fused multiply-adds (avx2, avx512), the block's ``width`` is a
+    multiple of its vector, and it is the widest variant this CPU runs.
+
+    A piece is read from cache, so the one sweep saves no memory traffic there, only
+    BLAS's packing: it wins where its vectors are as wide as BLAS's (on this project's
+    AVX2 machine, 2.77 against 2.95 CPU-s a 40,000-row pass), and loses where a
+    narrower variant is forced on a wider CPU (``KPCA_NATIVE=avx2`` on AVX-512, where
+    BLAS runs AVX-512 kernels: the AVX2 pass took 1.48x the AVX-512 one's time).
+    """
+    name = getattr(functions, "name", None)
+    return (name in ("avx2", "avx512") and width % functions.widths[0] == 0
+            and name == getattr(functions, "best", name))
 
 
 def _warn(request: str, why: str, instead: str) -> None:

@@ -94,35 +94,42 @@ pd2_set1(double s)
 PV_BASICS(pf4, float, 4, pf4)
 PV_BASICS(pd2, double, 2, pd2)
 
-/* x where x <= c (and where x is NaN), else c: min(x, c) keeping NaN */
+/* x where x <= c (and where x is NaN), else c: min(x, c) keeping NaN. On x86-64 and
+   ARM64 one instruction of the baseline SIMD set, which every CPU of that architecture
+   has (SSE2's minps returns its second operand, x, where either is NaN; NEON's fmin
+   returns NaN where either is): the compare-and-select of generic vectors took four
+   (GCC 12), and the exponential's three bounds were a fifth of its instructions.
+   Elsewhere, the lanes' "c < x ? c : x". */
+#if PV_GNU && defined(__SSE2__)
+#include <emmintrin.h>
+#define PV_MINMAX 1
+static inline pf4 pf4_min_nan(pf4 x, float c) { return (pf4)_mm_min_ps(_mm_set1_ps(c), (__m128)x); }
+static inline pf4 pf4_max_nan(pf4 x, float c) { return (pf4)_mm_max_ps(_mm_set1_ps(c), (__m128)x); }
+#elif PV_GNU && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define PV_MINMAX 1
+static inline pf4 pf4_min_nan(pf4 x, float c) { return (pf4)vminq_f32((float32x4_t)x, vdupq_n_f32(c)); }
+static inline pf4 pf4_max_nan(pf4 x, float c) { return (pf4)vmaxq_f32((float32x4_t)x, vdupq_n_f32(c)); }
+#else
 static inline pf4
 pf4_min_nan(pf4 x, float c)
 {
-#if PV_GNU
-    pf4 cv = pf4_set1(c);
-    pi4 above = x > cv; /* all ones where x > c; NaN compares false */
-    return (pf4)(((pi4)x & ~above) | ((pi4)cv & above));
-#else
+    pf4 r;
     for (int l = 0; l < 4; ++l)
-        x.v[l] = x.v[l] > c ? c : x.v[l];
-    return x;
-#endif
+        PV_GET(r, l) = c < PV_GET(x, l) ? c : PV_GET(x, l);
+    return r;
 }
 
 /* max(x, c) keeping NaN */
 static inline pf4
 pf4_max_nan(pf4 x, float c)
 {
-#if PV_GNU
-    pf4 cv = pf4_set1(c);
-    pi4 below = x < cv;
-    return (pf4)(((pi4)x & ~below) | ((pi4)cv & below));
-#else
+    pf4 r;
     for (int l = 0; l < 4; ++l)
-        x.v[l] = x.v[l] < c ? c : x.v[l];
-    return x;
-#endif
+        PV_GET(r, l) = c > PV_GET(x, l) ? c : PV_GET(x, l);
+    return r;
 }
+#endif
 
 /* p 2^n, for t = n + 1.5 * 2^23 (n an integer in [-150, 128], held in t's low
    mantissa bits), as p 2^h 2^(n - h) with h = floor(n / 2): both factors are normal,

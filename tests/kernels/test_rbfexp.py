@@ -21,6 +21,10 @@ EPS = np.finfo(np.float32).eps
 #: the variants this CPU runs (none where the extension is not built)
 VARIANTS = standard._rbfexp_ext.variants() if standard._rbfexp_ext is not None else ()
 every_variant = pytest.mark.parametrize("variant", VARIANTS)
+#: the variants whose blocks read packed columns (the portable one hands its exponents
+#: to BLAS, kpca._native.blas_products, and packs nothing)
+packing_variant = pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "portable"])
+portable_only = pytest.mark.parametrize("variant", [v for v in VARIANTS if v == "portable"])
 
 
 def test_the_kernel_is_built_where_it_can_be():
@@ -98,6 +102,105 @@ def test_exp_over_the_float32_range(variant):
     clamped = _block(variant, np.ones((1, 1), np.float32), special[:, None], clamp=True)[0]
     assert np.isnan(clamped[0]) and clamped[1] == 0
     assert np.all(clamped[[2, 3, 4, 6, 7]] == 1) and clamped[5] == 0
+
+
+def _blas_block(A, B, clamp=False):
+    out = np.full((A.shape[0], B.shape[0]), np.nan, np.float32)
+    _native.bind(standard._rbfexp_ext, "portable").block(A, B, clamp, out, _native.sgemm())
+    return out
+
+
+@portable_only
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(0, 70), c=st.integers(0, 100), p=st.integers(0, 30),
+       clamp=st.booleans(), seed=st.integers(0, 2**16))
+def test_portable_block_by_blas_against_float64(variant, m, c, p, clamp, seed):
+    """The portable variant's block with BLAS's exponents (any row and column count:
+    the exponential's 16-value steps, 4-value steps and last c mod 4 values; no
+    features at all: exp(0) = 1): exp(A B^T) in float64 within the float32 round-off
+    of the dot products and of exp, as the variants' own blocks."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, p)).astype(np.float32)
+    B = (-0.3 * rng.random((c, p))).astype(np.float32)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    z = A64 @ B64.T
+    ref = np.exp(np.minimum(z, 0) if clamp else z)
+    out = _blas_block(A, B, clamp)
+    bound = p * EPS * (np.abs(A64) @ np.abs(B64).T) + 3 * EPS
+    assert np.all(np.abs(out - ref) <= ref * bound + 1e-44)
+
+
+@portable_only
+def test_portable_exp_by_blas_is_the_portable_exp(variant):
+    """With A = [[1]] BLAS's exponents are the values themselves, so the block by BLAS
+    is the portable exponential alone: bit for bit the block without BLAS over the
+    float32 range and its specials (NaN, +-inf, overflow, underflow), clamped or not,
+    at every length (the 16- and 4-value steps and the rest)."""
+    x = np.concatenate([np.linspace(-110.0, 88.7, 400_003),
+                        [np.nan, -np.inf, np.inf, 89.0, 1e30, -1e30, 0.0, 3.0]]
+                       ).astype(np.float32)
+    one = np.ones((1, 1), np.float32)
+    for clamp in (False, True):
+        np.testing.assert_array_equal(_blas_block(one, x[:, None], clamp),
+                                      _block("portable", one, x[:, None], clamp))
+        for c in (1, 3, 4, 5, 15, 16, 17, 33):
+            np.testing.assert_array_equal(_blas_block(one, x[:c, None], clamp),
+                                          _block("portable", one, x[:c, None], clamp))
+
+
+@portable_only
+def test_portable_block_prepared_goes_to_blas(monkeypatch, use, variant):
+    """RBF.block_prepared with the portable variant hands the block to BLAS's sgemm
+    (the capsule passed), for few rows as for many, packs no panels, and agrees with
+    NumPy's two sweeps; a non-contiguous ``out`` stays with NumPy."""
+    calls = []
+    fns = use(variant)
+
+    class Spy:
+        name = fns.name
+        pack_panels = staticmethod(fns.pack_panels)
+
+        @staticmethod
+        def block(*args):
+            calls.append(args[4:])
+            return fns.block(*args)
+
+    monkeypatch.setattr(standard, "_rbfexp", Spy)
+    rng = np.random.default_rng(5)
+    X, Y = rng.standard_normal((37, 6)) + 50, rng.standard_normal((45, 6)) + 50
+    k = RBF(gamma=0.1)
+    prep = k.prepare(Y, np.float32)
+    for rows in (k.prepare_rows(X, prep), k.prepare_rows(X[:2], prep)):
+        got = k.block_prepared(rows, prep)
+        assert calls[-1] == (_native.sgemm(),) and prep.panels() is None
+        monkeypatch.setattr(standard, "NATIVE_RBF", False)
+        np.testing.assert_allclose(k.block_prepared(rows, prep), got, rtol=4e-6, atol=1e-7)
+        monkeypatch.setattr(standard, "NATIVE_RBF", True)
+    n = len(calls)
+    k.block_prepared(rows, prep, out=np.empty((45, 2), np.float32).T)
+    assert len(calls) == n
+
+
+@portable_only
+def test_portable_block_by_blas_refusals(variant):
+    """The BLAS argument must be the sgemm capsule (or None); the other checks hold
+    with it (contiguity, shapes, aliasing); the packed columns ignore it."""
+    block = _native.bind(standard._rbfexp_ext, variant).block
+    A, B = np.ones((4, 3), np.float32), np.ones((5, 3), np.float32)
+    out = np.empty((4, 5), np.float32)
+    with pytest.raises(TypeError, match="PyCapsule of BLAS's sgemm"):
+        block(A, B, False, out, "sgemm")
+    with pytest.raises(ValueError, match="contiguous"):
+        block(np.ones((3, 4), np.float32).T, B, False, out, _native.sgemm())
+    with pytest.raises(ValueError, match=r"shape \(4, 5\)"):
+        block(A, B, False, np.empty((5, 4), np.float32), _native.sgemm())
+    M = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match="shares memory"):
+        block(M, M, False, M, _native.sgemm())
+    P = np.zeros((1, 3, 16), np.float32)
+    _native.bind(standard._rbfexp_ext, variant).pack_panels(B, P)
+    block(A, P, False, out, _native.sgemm())
+    np.testing.assert_array_equal(out, _block(variant, A, B))
 
 
 @every_variant
@@ -211,7 +314,7 @@ def test_packed_columns(variant, c, p, seed):
         np.testing.assert_array_equal(out, _block(variant, A, B[q0:]))
 
 
-@every_variant
+@packing_variant
 def test_prepared_slices_share_the_panels(use, variant):
     """The prepared columns pack themselves once, on the first block of enough rows
     (a slice's block packs the columns it comes from); a slice that starts on a panel
@@ -270,7 +373,7 @@ def test_prepared_slices_share_the_panels(use, variant):
     assert part.panels() is not None and len(part.panels()) == 2
 
 
-@every_variant
+@packing_variant
 def test_pack_rows_is_a_setting(use, variant):
     """Columns prepared under ``native_rbf_pack_rows=2`` are packed by a block of 3
     rows; under the default (more rows) the same block leaves them unpacked. Both give

@@ -320,3 +320,46 @@ def standard_ext():
     from kpca.kernels import _standard
 
     return _standard._rbfexp_ext
+
+
+@every_variant
+def test_which_products_go_to_blas(monkeypatch, variant):
+    """The portable variant hands its float32 products (construction, stored tiles,
+    matrix-free pieces) to BLAS's sgemm; avx2 and avx512 keep their one-sweep product
+    except on matrix-free pieces where a wider variant runs on this CPU or the block
+    is not a multiple of their vector (kpca._native.sweeps_in_cache). Every way gives
+    the dense reference's product."""
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    seen = {}
+
+    def record(name):
+        def call(*args):
+            seen.setdefault(name, []).append(args)
+            return getattr(fns, name)(*args)
+        return call
+
+    ns = type("Spy", (), {name: staticmethod(record(name))
+                          for name in ("fused_rbf", "build_rbf", "product")})
+    ns.name, ns.widths, ns.best = fns.name, fns.widths, fns.best
+    monkeypatch.setattr(tiled, "_tileprod", ns)
+    monkeypatch.setattr(tiled, "NATIVE", True)
+    monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
+        [np.dtype(np.float32), np.dtype(np.float64)], fns.widths, strict=True)))
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((150, 4))
+    kernel = RBF(gamma=0.4)
+    capsule = _native.sgemm()
+    portable = variant == "portable"
+    for b in (16, 24):
+        seen.clear()
+        V = rng.standard_normal((150, b))
+        op, _ = center(TiledKernelOperator(kernel, X, dtype=np.float32, tile=40, n_jobs=1),
+                       inplace=True)
+        np.testing.assert_allclose(op.matmat(V), _dense(kernel, X, V), rtol=2e-4, atol=2e-4)
+        assert all((args[-1] is capsule) == portable for args in seen["build_rbf"])
+        assert all(any(a is capsule for a in args) == portable for args in seen["product"])
+        free = _recomputed(kernel, X, tile=40, n_jobs=1)
+        np.testing.assert_allclose(free.matmat(V), _dense(kernel, X, V), rtol=2e-4, atol=2e-4)
+        sweep = (not portable and b % fns.widths[0] == 0 and variant == fns.best)
+        assert seen["fused_rbf"] and all((args[-1] is None) == sweep
+                                         for args in seen["fused_rbf"])

@@ -118,6 +118,61 @@ def test_product_matches_float64_reference(variant, dtype, m, c, q, both, sums, 
 
 
 @every_variant
+@settings(max_examples=80, deadline=None)
+@given(m=st.integers(0, 37), c=st.integers(0, 41), b=st.integers(0, 19),
+       slice_rows=st.integers(1, 40), both=st.booleans(), sums=st.booleans(),
+       view=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_product_by_blas_matches_float64_reference(variant, m, c, b, slice_rows, both, sums,
+                                                   view, seed):
+    """With BLAS's sgemm handed over (the portable variant's float32 products,
+    kpca._native.blas_products; any variant accepts it): any block width (not only
+    multiples of the vector), slices of any size (the last one short, one slice, more
+    slices than rows), empty tiles and blocks, and a tile that is a slice of a wider
+    one's rows; accumulated onto what the outputs held, the sums as without BLAS."""
+    rng = np.random.default_rng(seed)
+    fns = _native.bind(tiled._tileprod_ext, variant)
+
+    def draw(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    # (the stored tile's row slices are contiguous views, as the fill path passes)
+    T = draw(m + 3, c)[2 : m + 2] if view else draw(m, c)
+    VJ, VI, WI0, WJ0, rs0, cs0 = draw(c, b), draw(m, b), draw(m, b), draw(c, b), draw(m), draw(c)
+    WI, WJ, rs, cs = WI0.copy(), WJ0.copy(), rs0.copy(), cs0.copy()
+    fns.product(T, VJ, VI, WI, WJ, both, rs if sums else None, cs if sums else None,
+                _native.sgemm(), slice_rows)
+    PI, PJ, RS, CS = _reference(T, VJ, VI, both)
+    eps = 1e-5
+    tol = eps * (1 + np.sqrt(max(m, c, 1)))
+    np.testing.assert_allclose(WI, WI0 + PI, atol=tol, rtol=eps)
+    np.testing.assert_allclose(WJ, WJ0 + PJ if both else WJ0, atol=tol, rtol=eps)
+    np.testing.assert_allclose(rs, rs0 + RS if sums else rs0, atol=tol, rtol=eps)
+    np.testing.assert_allclose(cs, cs0 + CS if sums and both else cs0, atol=tol, rtol=eps)
+
+
+@every_variant
+def test_product_by_blas_refusals(variant):
+    """A BLAS argument that is not the sgemm capsule, or slices of no rows, are
+    refused before anything is written; float64 tiles ignore it (no float64 BLAS
+    here: the variant's own product, whose width rule then holds)."""
+    prod = _native.bind(tiled._tileprod_ext, variant).product
+    T, V = np.ones((4, 4), np.float32), np.ones((4, 3), np.float32)
+    WI, WJ = np.zeros((4, 3), np.float32), np.zeros((4, 3), np.float32)
+    with pytest.raises(TypeError, match="PyCapsule of BLAS's sgemm"):
+        prod(T, V, V, WI, WJ, True, None, None, "sgemm", 8)
+    with pytest.raises(ValueError, match="slice_rows below 1"):
+        prod(T, V, V, WI, WJ, True, None, None, _native.sgemm(), 0)
+    assert not WI.any() and not WJ.any()
+    with pytest.raises(ValueError, match="multiple of"):
+        D = np.ones((4, 3))
+        prod(T.astype(np.float64), D, D, D * 0, D * 0, True, None, None, _native.sgemm(), 8)
+    w64 = WIDTHS[variant][1]
+    D, W = np.ones((4, w64)), np.zeros((4, w64))
+    prod(T.astype(np.float64), D, D, W, W.copy(), False, None, None, _native.sgemm(), 8)
+    np.testing.assert_array_equal(W, np.full((4, w64), 4.0))
+
+
+@every_variant
 def test_product_rejects_wrong_buffers(variant):
     """Types, shapes, contiguity, writability and shared memory are checked before
     anything is written (a wrong shape would read or write out of bounds)."""

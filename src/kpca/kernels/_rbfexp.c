@@ -71,10 +71,24 @@ block(PyObject *self, PyObject *args)
     if (v < 0)
         return NULL;
     Py_buffer A = {0}, B = {0}, O = {0};
-    PyObject *a, *b, *o, *result = NULL;
+    PyObject *a, *b, *o, *blas = Py_None, *result = NULL;
     int clamp;
-    if (!PyArg_ParseTuple(args, "OOpO", &a, &b, &clamp, &o))
+    sgemm_fn sgemm = NULL;
+    if (!PyArg_ParseTuple(args, "OOpO|O", &a, &b, &clamp, &o, &blas))
         return NULL;
+    if (blas != Py_None) {
+        if (!PyCapsule_CheckExact(blas)) {
+            PyErr_SetString(PyExc_TypeError, "sgemm must be a PyCapsule of BLAS's sgemm "
+                                             "(scipy.linalg.cython_blas) or None");
+            return NULL;
+        }
+        const char *name = PyCapsule_GetName(blas);
+        if (name == NULL && PyErr_Occurred())
+            return NULL;
+        sgemm = (sgemm_fn)PyCapsule_GetPointer(blas, name);
+        if (sgemm == NULL)
+            return NULL;
+    }
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
     if (PyObject_GetBuffer(a, &A, flags) < 0 || PyObject_GetBuffer(b, &B, flags) < 0 ||
         PyObject_GetBuffer(o, &O, flags | PyBUF_WRITABLE) < 0)
@@ -104,7 +118,17 @@ block(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "out shares memory with A or B");
         goto done;
     }
-    if (m > 0 && c > 0 && packed) {
+    if (m > 0 && c > 0 && !packed && sgemm != NULL && v == KPCA_PORTABLE) {
+        if (m > INT32_MAX || c > INT32_MAX || p > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
+            goto done;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        rbf_block_blas(sgemm, (const float *)A.buf, m, p, (const float *)B.buf, c,
+                       (float *)O.buf, clamp);
+        Py_END_ALLOW_THREADS
+    }
+    else if (m > 0 && c > 0 && packed) {
         Py_BEGIN_ALLOW_THREADS
         rbf_block[v]((const float *)A.buf, m, p, (const float *)B.buf, c, (float *)O.buf,
                      clamp);
@@ -134,10 +158,12 @@ done:
 /* the functions variant() binds to a variant */
 static PyMethodDef bound[] = {
     {"block", block, METH_VARARGS,
-     "block(A, B, clamp, out): out = exp(min(A @ B.T, 0) if clamp else A @ B.T).\n"
+     "block(A, B, clamp, out[, sgemm]): out = exp(min(A @ B.T, 0) if clamp else A @ B.T).\n"
      "C-contiguous float32 arrays: A (m, p), B (c, p) or B's panels (pack_panels;\n"
      "at least ceil(c / 16) of them), out (m, c), which may not share memory with A\n"
-     "or B. Releases the GIL."},
+     "or B. sgemm: None, or a PyCapsule of BLAS's sgemm (scipy.linalg.cython_blas),\n"
+     "with which the portable variant makes the exponents of a 2-D B by BLAS (the\n"
+     "other variants and packed B ignore it). Releases the GIL."},
     {"pack_panels", pack_panels, METH_VARARGS,
      "pack_panels(B, P): P[q, k, l] = B[16 q + l, k] (0 past B's rows), the layout\n"
      "block() reads (the same in every variant). C-contiguous float32 arrays: B (c, p),\n"

@@ -61,14 +61,8 @@ NATIVE_WIDTH = ({} if _tileprod is None else
 # they are in cache)
 
 
-@functools.cache
-def _sgemm() -> Any:
-    """SciPy's Fortran BLAS ``sgemm``, as the PyCapsule the compiled pass calls
-    (``scipy.linalg.cython_blas``: the BLAS SciPy itself uses, held to one thread per
-    worker like NumPy's by :func:`kpca._parallel.run_blocks`)."""
-    from scipy.linalg import cython_blas
-
-    return cython_blas.__pyx_capi__["sgemm"]
+#: SciPy's BLAS ``sgemm`` as a PyCapsule (:func:`kpca._native.sgemm`)
+_sgemm = _native.sgemm
 
 
 def fused_piece(itemsize: int) -> tuple[int, int]:
@@ -131,15 +125,19 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     rs = np.zeros(m, dtype=T.dtype) if lead else None
     cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
     VJ, VI = V[c0 : c0 + c], V[r0 : r0 + m]
+    step = get_config()["slice_rows"]
+    # the portable variant's float32 products by BLAS, slice by slice in cache
+    # (kpca._native.blas_products)
+    blas = ((_sgemm(), step) if T.dtype == np.float32 and _native.blas_products(_tileprod)
+            else ())
     if fill is None:
-        _tileprod.product(T, VJ, VI, WI, WJ, not diagonal, rs, cs)
+        _tileprod.product(T, VJ, VI, WI, WJ, not diagonal, rs, cs, *blas)
     else:  # the kernel adds into WJ and cs, so slices accumulate
-        step = get_config()["slice_rows"]
         for a in range(0, m, step):
             e = min(m, a + step)
             fill(a, e)
             _tileprod.product(T[a:e], VJ, VI[a:e], WI[a:e], WJ, not diagonal,
-                              None if rs is None else rs[a:e], cs)
+                              None if rs is None else rs[a:e], cs, *blas)
     W[r0 : r0 + m, lead:] += WI
     if lead:
         W[r0 : r0 + m, 0] += rs
@@ -492,8 +490,7 @@ class TiledKernelOperator(KernelOperator):
         i, j = self.tiles[t]
         r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
         cols = self._prep[c0:c1]
-        sweep = (getattr(fns, "name", None) in ("avx2", "avx512")
-                 and V.shape[1] % fns.widths[0] == 0)
+        sweep = _native.sweeps_in_cache(fns, V.shape[1])
         fns.fused_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0,
                       i == j, self.piece[0], self.piece[1], self.kernel.constant_diag,
                       None if sweep else _sgemm())
@@ -510,7 +507,7 @@ class TiledKernelOperator(KernelOperator):
         cols = self._prep[c0:c1]
         fns.build_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, T, V, W, r0, c0,
                       i == j, get_config()["slice_rows"], self.kernel.constant_diag,
-                      bool(lead))
+                      bool(lead), _sgemm() if _native.blas_products(fns) else None)
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
                     shift, X_rows: Any) -> None:

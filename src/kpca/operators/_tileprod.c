@@ -22,7 +22,10 @@
  * the caller adds each tile's result into float64 accumulators.
  *
  * The variants (avx512, avx2, portable: _native.h) are chosen at run time;
- * variants() lists those this CPU runs, variant(name) binds one.
+ * variants() lists those this CPU runs, variant(name) binds one. The portable
+ * variant's float32 products are BLAS's where the caller hands over its sgemm
+ * (blas_slice; kpca._native.blas_products): with 4 lanes and no fused multiply-add
+ * its one-sweep product ran at 0.7x NumPy's two BLAS products.
  */
 #include "../_native.h"
 #include "../kernels/_rbfblock.h"
@@ -178,6 +181,38 @@ static const struct {
 #endif
 };
 
+/* The products of a slice S = T[a:a+s] (s x c, row-major, rows ld_s apart) of a
+   float32 tile by BLAS (sgemm, beta 1): WI[a:a+s] += S VJ and, if both,
+   WJ += S^T VI[a:a+s] (VJ, WJ: c x b; VI, WI: the slice's s x b); then, if asked, its
+   row sums (rs[a:a+s]) and column sums (cs) in the variant's vectors. The portable
+   variant's products where the caller hands over sgemm: BLAS's kernels are the
+   widest this CPU runs, where the portable one-sweep product (4 lanes, no fused
+   multiply-add) ran at 0.7x NumPy's two BLAS products on a stored tile; the slice,
+   read from memory once, serves both products from cache. s, c and b must fit
+   BLAS's int. */
+static void
+blas_slice(int v, sgemm_fn sgemm, const float *S, Py_ssize_t s, Py_ssize_t c, Py_ssize_t b,
+           const float *VJ, const float *VI, float *WI, float *WJ, int both, float *rs,
+           float *cs)
+{
+    if (s == 0 || c == 0)
+        return;
+    if (b > 0) {
+        /* row-major X (rows x b) += Y Z is column-major X^T += Z^T Y^T */
+        int M = (int)b, N = (int)s, K = (int)c, ldt = (int)c;
+        float one = 1.0f;
+        char nn = 'N', tt = 'T';
+        sgemm(&nn, &nn, &M, &N, &K, &one, (float *)VJ, &M, (float *)S, &ldt, &one, WI, &M);
+        if (both) {
+            N = (int)c;
+            K = (int)s;
+            sgemm(&nn, &tt, &M, &N, &K, &one, (float *)VI, &M, (float *)S, &ldt, &one, WJ, &M);
+        }
+    }
+    if (rs != NULL || cs != NULL) /* the kernel with no columns: the sums alone */
+        kernels[v].f32(S, s, c, 0, NULL, NULL, NULL, NULL, both, rs, cs);
+}
+
 /* `obj` as a C-contiguous buffer of `ndim` dimensions (1 or 2) and the shape
    (`rows`[, `cols`]), of type `type` ('f', 'd'; 0: either), writable if asked; -1
    with an exception set otherwise */
@@ -223,6 +258,23 @@ get_panels(PyObject *q, Py_buffer *Q, Py_ssize_t c, Py_ssize_t p)
     return 0;
 }
 
+/* the sgemm of a PyCapsule (scipy.linalg.cython_blas.__pyx_capi__["sgemm"]) into
+   *out; -1 with an exception set if `capsule` is not one */
+static int
+get_sgemm(PyObject *capsule, sgemm_fn *out)
+{
+    if (!PyCapsule_CheckExact(capsule)) {
+        PyErr_SetString(PyExc_TypeError, "sgemm must be a PyCapsule of BLAS's sgemm "
+                                         "(scipy.linalg.cython_blas) or None");
+        return -1;
+    }
+    const char *name = PyCapsule_GetName(capsule);
+    if (name == NULL && PyErr_Occurred())
+        return -1;
+    *out = (sgemm_fn)PyCapsule_GetPointer(capsule, name);
+    return *out == NULL ? -1 : 0;
+}
+
 static PyObject *
 product(PyObject *self, PyObject *args)
 {
@@ -232,8 +284,11 @@ product(PyObject *self, PyObject *args)
     Py_buffer T = {0}, VJ = {0}, VI = {0}, WI = {0}, WJ = {0}, RS = {0}, CS = {0};
     Py_ssize_t m, c, b;
     int both;
-    PyObject *t, *vj, *vi, *wi, *wj, *rs, *cs, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOOOOpOO", &t, &vj, &vi, &wi, &wj, &both, &rs, &cs))
+    PyObject *t, *vj, *vi, *wi, *wj, *rs, *cs, *blas = Py_None, *result = NULL;
+    Py_ssize_t slice = 128;
+    sgemm_fn sgemm = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOpOO|On", &t, &vj, &vi, &wi, &wj, &both, &rs, &cs, &blas,
+                          &slice))
         return NULL;
     /* T gives m, c and the type; VJ gives b; every other shape must match them */
     if (PyObject_GetBuffer(t, &T, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
@@ -252,8 +307,17 @@ product(PyObject *self, PyObject *args)
         goto done;
     }
     b = VJ.shape[1];
+    if (blas != Py_None && type == 'f') { /* float32 products by BLAS (blas_slice) */
+        if (get_sgemm(blas, &sgemm) < 0)
+            goto done;
+        if (m > INT32_MAX || c > INT32_MAX || b > INT32_MAX || slice < 1) {
+            PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments, or "
+                                              "slice_rows below 1");
+            goto done;
+        }
+    }
     Py_ssize_t lanes = type == 'f' ? kernels[v].lanes_f32 : kernels[v].lanes_f64;
-    if (b % lanes != 0) {
+    if (sgemm == NULL && b % lanes != 0) {
         PyErr_Format(PyExc_ValueError, "b must be a multiple of %zd for %s tiles", lanes,
                      type == 'f' ? "float32" : "float64");
         goto done;
@@ -278,7 +342,15 @@ product(PyObject *self, PyObject *args)
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    if (T.itemsize == 4)
+    if (sgemm != NULL)
+        for (Py_ssize_t a = 0; a < m; a += slice) {
+            Py_ssize_t e = a + slice < m ? a + slice : m;
+            blas_slice(v, sgemm, (const float *)T.buf + a * c, e - a, c, b,
+                       (const float *)VJ.buf, (const float *)VI.buf + a * b,
+                       (float *)WI.buf + a * b, (float *)WJ.buf, both,
+                       RS.obj ? (float *)RS.buf + a : NULL, CS.obj ? (float *)CS.buf : NULL);
+        }
+    else if (T.itemsize == 4)
         kernels[v].f32((const float *)T.buf, m, c, b, (const float *)VJ.buf,
                        (const float *)VI.buf, (float *)WI.buf, (float *)WJ.buf, both,
                        (float *)RS.buf, (float *)CS.buf);
@@ -312,9 +384,7 @@ done:
    product is summed in float32 and added to W (float64), as NumPy's path does. The
    GIL is released for the whole tile. */
 
-/* the Fortran BLAS sgemm (SciPy's cython_blas signature) */
-typedef void (*sgemm_fn)(char *, char *, int *, int *, int *, float *, float *, int *,
-                         float *, int *, float *, float *, int *);
+/* (sgemm_fn, the Fortran BLAS sgemm: _rbfblock.h) */
 
 /* W[r:r+m] += T[0:m] (float32, b columns each) */
 static void
@@ -341,15 +411,20 @@ static void
 fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py_ssize_t e1)
 {
     Py_ssize_t pr = a1 - a0, pc = e1 - e0, p = f->p, b = f->b;
-    const float *panels;
-    if (f->panels != NULL && (e0 - f->c0) % 16 == 0)
-        panels = f->panels + ((e0 - f->c0) / 16) * p * 16;
-    else { /* a piece that does not start on a panel: its columns packed now */
-        pack(f->B + (e0 - f->c0) * p, pc, p, f->pack);
-        panels = f->pack;
-    }
     float *P = f->P;
-    rbf_block[f->v](f->A + (a0 - f->r0) * p, pr, p, panels, pc, P, f->clamp);
+    if (f->v == KPCA_PORTABLE && f->sgemm != NULL) /* rbf_block_blas */
+        rbf_block_blas(f->sgemm, f->A + (a0 - f->r0) * p, pr, p, f->B + (e0 - f->c0) * p, pc,
+                       P, f->clamp);
+    else {
+        const float *panels;
+        if (f->panels != NULL && (e0 - f->c0) % 16 == 0)
+            panels = f->panels + ((e0 - f->c0) / 16) * p * 16;
+        else { /* a piece that does not start on a panel: its columns packed now */
+            pack(f->B + (e0 - f->c0) * p, pc, p, f->pack);
+            panels = f->pack;
+        }
+        rbf_block[f->v](f->A + (a0 - f->r0) * p, pr, p, panels, pc, P, f->clamp);
+    }
     int on_diagonal = f->diagonal && a0 == e0; /* a square piece across the diagonal */
     if (on_diagonal && f->has_diag)
         for (Py_ssize_t i = 0; i < pr; ++i)
@@ -453,12 +528,9 @@ fused_rbf(PyObject *self, PyObject *args)
         f.has_diag = 1;
     }
     if (blas != Py_None) {
-        const char *name = PyCapsule_GetName(blas);
-        f.sgemm = name == NULL && PyErr_Occurred() ? NULL
-                                                   : (sgemm_fn)PyCapsule_GetPointer(blas, name);
-        if (f.sgemm == NULL)
+        if (get_sgemm(blas, &f.sgemm) < 0)
             goto done;
-        if (f.b > INT32_MAX || rows > INT32_MAX || cols > INT32_MAX) {
+        if (f.b > INT32_MAX || rows > INT32_MAX || cols > INT32_MAX || f.p > INT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
             goto done;
         }
@@ -524,13 +596,14 @@ build_rbf(PyObject *self, PyObject *args)
     if (v < 0)
         return NULL;
     Py_buffer A = {0}, B = {0}, Q = {0}, T = {0}, V = {0}, W = {0};
-    PyObject *a, *bb, *q, *tt, *vv, *w, *d, *result = NULL;
+    PyObject *a, *bb, *q, *tt, *vv, *w, *d, *blas = Py_None, *result = NULL;
     Py_ssize_t r0, c0, slice;
     int clamp, diagonal, lead, has_diag = 0;
     float diag = 0.0f;
     float *work = NULL;
-    if (!PyArg_ParseTuple(args, "OOOpOOOnnpnOp", &a, &bb, &q, &clamp, &tt, &vv, &w, &r0, &c0,
-                          &diagonal, &slice, &d, &lead))
+    sgemm_fn sgemm = NULL;
+    if (!PyArg_ParseTuple(args, "OOOpOOOnnpnOp|O", &a, &bb, &q, &clamp, &tt, &vv, &w, &r0, &c0,
+                          &diagonal, &slice, &d, &lead, &blas))
         return NULL;
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
     if (PyObject_GetBuffer(a, &A, flags) < 0 || PyObject_GetBuffer(bb, &B, flags) < 0 ||
@@ -548,7 +621,15 @@ build_rbf(PyObject *self, PyObject *args)
         goto done;
     if (get_panels(q, &Q, c, p) < 0)
         goto done;
-    if (b % kernels[v].lanes_f32 != 0) {
+    if (blas != Py_None) {
+        if (get_sgemm(blas, &sgemm) < 0)
+            goto done;
+        if (m > INT32_MAX || c > INT32_MAX || b > INT32_MAX || p > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
+            goto done;
+        }
+    }
+    else if (b % kernels[v].lanes_f32 != 0) {
         PyErr_Format(PyExc_ValueError, "V's columns must be a multiple of %d",
                      kernels[v].lanes_f32);
         goto done;
@@ -589,19 +670,30 @@ build_rbf(PyObject *self, PyObject *args)
         float *Tf = (float *)T.buf;
         double *Wd = (double *)W.buf;
         Py_ssize_t ld = b + (lead ? 1 : 0);
+        /* the portable variant with BLAS: the block by rbf_block_blas (no panels) */
+        int blas_block = sgemm != NULL && v == KPCA_PORTABLE;
         Py_BEGIN_ALLOW_THREADS
-        if (!Q.obj)
+        if (!Q.obj && !blas_block)
             pack((const float *)B.buf, c, p, panels);
         for (Py_ssize_t a0 = 0; a0 < m; a0 += slice) {
             Py_ssize_t a1 = a0 + slice < m ? a0 + slice : m;
             float *S = Tf + a0 * c;
-            rbf_block[v](Af + a0 * p, a1 - a0, p, panels, c, S, clamp);
+            if (blas_block)
+                rbf_block_blas(sgemm, Af + a0 * p, a1 - a0, p, (const float *)B.buf, c, S,
+                               clamp);
+            else
+                rbf_block[v](Af + a0 * p, a1 - a0, p, panels, c, S, clamp);
             if (diagonal && has_diag)
                 for (Py_ssize_t i = a0; i < a1; ++i)
                     Tf[i * c + i] = diag;
-            kernels[v].f32(S, a1 - a0, c, b, Vf + c0 * b, Vf + (r0 + a0) * b, WI + a0 * b,
-                           diagonal ? WI : WJ, !diagonal, lead ? rs + a0 : NULL,
+            if (sgemm != NULL)
+                blas_slice(v, sgemm, S, a1 - a0, c, b, Vf + c0 * b, Vf + (r0 + a0) * b,
+                           WI + a0 * b, diagonal ? WI : WJ, !diagonal, lead ? rs + a0 : NULL,
                            lead && !diagonal ? cs : NULL);
+            else
+                kernels[v].f32(S, a1 - a0, c, b, Vf + c0 * b, Vf + (r0 + a0) * b, WI + a0 * b,
+                               diagonal ? WI : WJ, !diagonal, lead ? rs + a0 : NULL,
+                               lead && !diagonal ? cs : NULL);
         }
         for (Py_ssize_t i = 0; i < m; ++i) {
             double *row = Wd + (r0 + i) * ld;
@@ -678,15 +770,9 @@ rows_rbf(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "acc shares memory with an input");
         goto done;
     }
-    {
-        const char *name = PyCapsule_GetName(blas);
-        if (name == NULL && PyErr_Occurred())
-            goto done;
-        sgemm = (sgemm_fn)PyCapsule_GetPointer(blas, name);
-        if (sgemm == NULL)
-            goto done;
-    }
-    if (k > INT32_MAX || cols > INT32_MAX || m > INT32_MAX) {
+    if (get_sgemm(blas, &sgemm) < 0)
+        goto done;
+    if (k > INT32_MAX || cols > INT32_MAX || m > INT32_MAX || p > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
         goto done;
     }
@@ -707,14 +793,18 @@ rows_rbf(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t e0 = 0; e0 < c; e0 += cols) {
             Py_ssize_t e1 = e0 + cols < c ? e0 + cols : c, w = e1 - e0;
-            const float *panels;
-            if (Qf != NULL && e0 % 16 == 0)
-                panels = Qf + (e0 / 16) * p * 16;
+            if (v == KPCA_PORTABLE) /* the portable variant's block by BLAS */
+                rbf_block_blas(sgemm, Af, m, p, Bf + e0 * p, w, P, clamp);
             else {
-                pack(Bf + e0 * p, w, p, pk);
-                panels = pk;
+                const float *panels;
+                if (Qf != NULL && e0 % 16 == 0)
+                    panels = Qf + (e0 / 16) * p * 16;
+                else {
+                    pack(Bf + e0 * p, w, p, pk);
+                    panels = pk;
+                }
+                rbf_block[v](Af, m, p, panels, w, P, clamp);
             }
-            rbf_block[v](Af, m, p, panels, w, P, clamp);
             /* row-major tmp (m x k) = P (m x w) C[e0:e1] (w x k) */
             int M = (int)k, N = (int)m, K = (int)w;
             float one = 1.0f, zero = 0.0f;
@@ -745,12 +835,14 @@ done:
 /* the functions variant() binds to a variant */
 static PyMethodDef bound[] = {
     {"product", product, METH_VARARGS,
-     "product(T, VJ, VI, WI, WJ, both, rs, cs): WI += T @ VJ and, if both,\n"
-     "WJ += T.T @ VI; rs += T.sum(1), and if both cs += T.sum(0), unless None.\n"
+     "product(T, VJ, VI, WI, WJ, both, rs, cs[, sgemm, slice_rows]): WI += T @ VJ and,\n"
+     "if both, WJ += T.T @ VI; rs += T.sum(1), and if both cs += T.sum(0), unless None.\n"
      "C-contiguous arrays, all float32 or all float64; T (m, c), VJ and WJ (c, b),\n"
      "VI and WI (m, b), rs (m,), cs (c,); b a multiple of the variant's width\n"
-     "(widths: float32, float64). No output may share memory with an input or\n"
-     "another output. Releases the GIL."},
+     "(widths: float32, float64). sgemm: None, or a PyCapsule of BLAS's sgemm\n"
+     "(scipy.linalg.cython_blas), with which float32 products are BLAS's, slice_rows\n"
+     "(default 128) rows of T at a time, for any b. No output may share memory with an\n"
+     "input or another output. Releases the GIL."},
     {"fused_rbf", fused_rbf, METH_VARARGS,
      "fused_rbf(A, B, panels, clamp, V, W, r0, c0, diagonal, rows, cols, diag, sgemm):\n"
      "W += K V over the tile K[r0:r0+m, c0:c0+c] of the RBF kernel (and its mirror below\n"
@@ -759,7 +851,8 @@ static PyMethodDef bound[] = {
      "diagonal. A (m, p), B (c, p): the tile's rows and columns prepared, float32; panels:\n"
      "B's panels (pack_panels) or None; V (n, b) float32, W (n, b) float64 (accumulated).\n"
      "sgemm: a PyCapsule of the Fortran BLAS sgemm (scipy.linalg.cython_blas), or None for\n"
-     "the one-sweep product (b a multiple of widths[0]). Releases the GIL throughout."},
+     "the one-sweep product (b a multiple of widths[0]); with it the portable variant's\n"
+     "exponents are BLAS's too. Releases the GIL throughout."},
     {"build_rbf", build_rbf, METH_VARARGS,
      "build_rbf(A, B, panels, clamp, T, V, W, r0, c0, diagonal, slice_rows, diag, lead):\n"
      "T = exp(A B^T) (clamped at 0 if clamp; `diag`, a float or None, on a diagonal\n"
@@ -767,7 +860,9 @@ static PyMethodDef bound[] = {
      "in cache: W[r0:r0+m, lead:] += T V[c0:c0+c] and, unless diagonal,\n"
      "W[c0:c0+c, lead:] += T^T V[r0:r0+m]; with lead, W[:, 0] gets the row (and column)\n"
      "sums. A (m, p), B (c, p), T (m, c), V (n, b) float32 (b a multiple of widths[0]),\n"
-     "W (n, lead + b) float64. Each tile's sums in float32, as product(). Releases the GIL."},
+     "W (n, lead + b) float64. Each tile's sums in float32, as product(). sgemm (optional):\n"
+     "None, or a PyCapsule of BLAS's sgemm, with which the products are BLAS's (any b)\n"
+     "and the portable variant's exponents too. Releases the GIL."},
     {"rows_rbf", rows_rbf, METH_VARARGS,
      "rows_rbf(A, B, panels, clamp, C, acc, cols, sgemm): acc += exp(A B^T) C (clamped\n"
      "at 0 if clamp), in pieces of cols columns, each multiplied by sgemm (a PyCapsule\n"
