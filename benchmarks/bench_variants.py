@@ -96,7 +96,9 @@ def run(variant: str, args: argparse.Namespace, extra: dict[str, str]) -> dict:
                         block=args.block, n_jobs=args.n_jobs)
     env = {**os.environ, "KPCA_NATIVE": variant, **extra}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True)
+                         text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"KPCA_NATIVE={variant} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
