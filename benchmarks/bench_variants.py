@@ -18,7 +18,10 @@ with --n-jobs worker threads (default: all cores) and BLAS held to as many threa
 and reports the medians of the wall-clock time and of the process's CPU time (the
 work done, which other processes on a loaded machine disturb less). The table gives,
 per variant, the median and range of the processes' medians and the ratio to NumPy's.
-A variant this CPU cannot run is listed as such. ``--emulate-old-cpu`` adds NumPy
+A variant this CPU cannot run is listed as such. ``--pieces`` adds a table of the
+pieces on one thread: the RBF block (``RBF.block_prepared``, 2,048 x 2,048 at d) and a
+stored tile's two products (the compiled product, or NumPy's slices), ns a value.
+``--emulate-old-cpu`` adds NumPy
 and the portable variant as on an x86-64 CPU without AVX2: NumPy's own AVX2 loops
 disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``) and OpenBLAS's Nehalem kernels
 (``OPENBLAS_CORETYPE=Nehalem``).
@@ -73,6 +76,31 @@ assert op.fraction_stored == 0, op.fraction_stored
 op, _ = center(op, inplace=True)
 V = np.random.default_rng(2).normal(size=({n_pass}, {block}))
 out["pass"], out["pass_cpu"] = timed(lambda: op.matmat(V))
+if {pieces}:  # the pieces alone, on this thread, BLAS on one thread: best of 7
+    def best(fn):
+        fn()
+        t = []
+        for _ in range(7):
+            c = time.thread_time()
+            fn()
+            t.append(time.thread_time() - c)
+        return min(t) / 2048**2 * 1e9  # ns a value of a 2,048 x 2,048 tile
+    with threadpool_limits(1):
+        g = np.random.default_rng(3)
+        kern = RBF(gamma=1.0 / d)
+        prep = kern.prepare(g.normal(size=(2048, d)), np.float32)
+        rows = kern.prepare_rows(g.normal(size=(2048, d)), prep)
+        K = np.empty((2048, 2048), np.float32)
+        out["block_ns"] = best(lambda: kern.block_prepared(rows, prep, out=K))
+        T = np.ascontiguousarray(K)
+        for b in (16, 24):
+            Vp = g.normal(size=(4096, b)).astype(np.float32)
+            Wp = np.zeros((4096, b))
+            if _tiled.NATIVE:
+                fn = lambda: _tiled.native_tile_product(T, False, Vp, Wp, 0, 2048)
+            else:
+                fn = lambda: TiledKernelOperator._tile_product(T, False, Vp, Wp, 0, 2048)
+            out[f"product{{b}}_ns"] = best(fn)
 print(json.dumps(out))
 """
 
@@ -93,7 +121,7 @@ def runnable() -> tuple[str, ...]:
 def run(variant: str, args: argparse.Namespace, extra: dict[str, str]) -> dict:
     code = CHILD.format(warm=args.warm, d=args.d, k=args.k, n=args.n, n_pass=args.n_pass,
                         repeats=args.repeats, memory_limit=args.memory_limit,
-                        block=args.block, n_jobs=args.n_jobs)
+                        block=args.block, n_jobs=args.n_jobs, pieces=args.pieces)
     env = {**os.environ, "KPCA_NATIVE": variant, **extra}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True)
@@ -115,6 +143,9 @@ def main(argv=None) -> int:
     ap.add_argument("--n-jobs", type=int, default=None,
                     help="worker threads, and BLAS threads (default: all cores)")
     ap.add_argument("--warm", type=float, default=2.0, help="GB touched first")
+    ap.add_argument("--pieces", action="store_true",
+                    help="also time the pieces on one thread: the RBF block and a stored "
+                         "tile's two products (16 and 24 columns), ns a value")
     ap.add_argument("--emulate-old-cpu", action="store_true",
                     help="also NumPy and portable as on a CPU without AVX2")
     args = ap.parse_args(argv)
@@ -158,6 +189,16 @@ def main(argv=None) -> int:
     for v in ("avx512", "avx2", "portable"):
         if v not in can:
             print(f"| {v} | this CPU cannot run it | | | |")
+    if args.pieces:
+        print("\nThe pieces on one thread (BLAS on one thread), ns a value of a 2,048 x 2,048 "
+              "float32 tile, median of the processes' best of 7:\n")
+        print(f"| variant | RBF block, d = {args.d} | tile's two products, 16 columns | "
+              "24 columns |")
+        print("|---|---|---|---|")
+        for _, label, _ in rows:
+            print(f"| {label} | " + " | ".join(
+                f"{med(label, key):.3f}" for key in ("block_ns", "product16_ns",
+                                                     "product24_ns")) + " |")
     return 0
 
 

@@ -159,4 +159,54 @@ pf4_scale(pf4 p, pf4 t)
 #endif
 }
 
+/* all ones in the lanes where lo <= x <= hi (not where x is NaN), zeros elsewhere,
+   as the bits of a pf4 */
+static inline pf4
+pf4_within(pf4 x, float lo, float hi)
+{
+#if PV_GNU
+    pi4 in = (x >= pf4_set1(lo)) & (x <= pf4_set1(hi));
+    return (pf4)in;
+#else
+    pf4 r;
+    for (int l = 0; l < 4; ++l) {
+        uint32_t bits = x.v[l] >= lo && x.v[l] <= hi ? 0xFFFFFFFFu : 0u;
+        memcpy(&r.v[l], &bits, sizeof bits);
+    }
+    return r;
+#endif
+}
+
+/* whether every lane of the four masks (pf4_within) is all ones */
+static inline int
+pf4_all_set(pf4 a, pf4 b, pf4 c, pf4 d)
+{
+    uint64_t w[8];
+    memcpy(w, &a, 16);
+    memcpy(w + 2, &b, 16);
+    memcpy(w + 4, &c, 16);
+    memcpy(w + 6, &d, 16);
+    return (w[0] & w[1] & w[2] & w[3] & w[4] & w[5] & w[6] & w[7]) == ~(uint64_t)0;
+}
+
+/* p 2^n for t as in pf4_scale, where p 2^n is a normal number: n added to p's
+   exponent bits */
+static inline pf4
+pf4_add_exponent(pf4 p, pf4 t)
+{
+#if PV_GNU
+    pu4 k = ((pu4)t - 0x4B400000u) << 23; /* unsigned: wraps, never undefined */
+    return (pf4)((pu4)p + k);
+#else
+    for (int l = 0; l < 4; ++l) {
+        uint32_t bits, pb;
+        memcpy(&bits, &t.v[l], sizeof bits);
+        memcpy(&pb, &p.v[l], sizeof pb);
+        pb += (bits - 0x4B400000u) << 23;
+        memcpy(&p.v[l], &pb, sizeof pb);
+    }
+    return p;
+#endif
+}
+
 #endif

@@ -25,7 +25,11 @@
  * of accumulators: 8 of its 16 registers) and 2^n applied as two exact powers of two
  * (no scalef); the portable variant is plain C over a panel's 16 values, vectorised
  * by the compiler, with the same rounding of n and the same two powers of two (see
- * pf4_scale). All three give the same clamp, NaN, inf and underflow behaviour.
+ * pf4_scale). All three give the same clamp, NaN, inf and underflow behaviour. Where
+ * the caller hands over BLAS's sgemm (block()'s optional last argument), the portable
+ * variant takes the exponents from it and exponentiates them in place
+ * (rbf_block_blas, _rbfblock.h): its own dot products, 4 lanes without fused
+ * multiply-adds, ran at half of sgemm's rate.
  * Only float32; the variants are chosen at run time (_native.h).
  */
 #include "_rbfblock.h"
