@@ -104,6 +104,46 @@ def test_plain_block_and_product(plain, m, c, p):
         np.testing.assert_allclose(cs, T64.sum(0), rtol=tol, atol=tol * m)
 
 
+def test_plain_blas_path(plain):
+    """The portable variant's BLAS path in plain C (its exponential's range check and
+    exponent-bits scaling, the products by sgemm in slices): the exponential bit for
+    bit the plain block's over the float32 range and its specials, the block and the
+    products against float64 NumPy."""
+    from scipy.linalg import cython_blas
+
+    sgemm = cython_blas.__pyx_capi__["sgemm"]
+    block = plain["_rbfexp"].variant("portable")["block"]
+    x = np.concatenate([np.linspace(-110.0, 88.7, 100_003),
+                        [np.nan, -np.inf, np.inf, 89.0, 1e30, -1e30, 0.0]]).astype(np.float32)
+    one = np.ones((1, 1), np.float32)
+    for clamp in (False, True):
+        a, b = np.empty((1, len(x)), np.float32), np.empty((1, len(x)), np.float32)
+        block(one, x[:, None], clamp, a, sgemm)
+        block(one, x[:, None], clamp, b)
+        np.testing.assert_array_equal(a, b)
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((9, 22)).astype(np.float32)
+    B = (-0.3 * rng.random((37, 22))).astype(np.float32)
+    out = np.empty((9, 37), np.float32)
+    block(A, B, False, out, sgemm)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    ref = np.exp(A64 @ B64.T)
+    assert np.all(np.abs(out - ref) <= ref * (22 * EPS * (np.abs(A64) @ np.abs(B64).T)
+                                              + 3 * EPS))
+    T = rng.standard_normal((13, 37)).astype(np.float32)
+    VJ, VI = rng.standard_normal((37, 5)).astype(np.float32), rng.standard_normal(
+        (13, 5)).astype(np.float32)
+    WI, WJ = np.zeros((13, 5), np.float32), np.zeros((37, 5), np.float32)
+    rs, cs = np.zeros(13, np.float32), np.zeros(37, np.float32)
+    plain["_tileprod"].variant("portable")["product"](T, VJ, VI, WI, WJ, True, rs, cs,
+                                                      sgemm, 4)
+    T64 = T.astype(np.float64)
+    np.testing.assert_allclose(WI, T64 @ VJ, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(WJ, T64.T @ VI, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(rs, T64.sum(1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(cs, T64.sum(0), rtol=1e-5, atol=1e-4)
+
+
 def test_without_a_compiler_the_build_goes_on(tmp_path):
     """With no working C compiler the optional extensions are skipped and the build
     succeeds (setup.py's optional=True); kpca then imports and fits with NumPy."""
