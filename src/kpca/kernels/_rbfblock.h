@@ -259,12 +259,16 @@ rbf_block_portable(const float *A, Py_ssize_t m, Py_ssize_t p, const float *P, P
 TARGET_AVX2 static inline __m256
 exp8(__m256 x, int clamp)
 {
-    if (clamp)
+    if (clamp) /* then x <= 0 (or NaN): the upper bound holds */
         x = _mm256_min_ps(_mm256_setzero_ps(), x); /* NaN: the second operand */
+    else
+        x = _mm256_min_ps(_mm256_set1_ps(EXP_HIGH), x);
     x = _mm256_max_ps(_mm256_set1_ps(EXP_LOW), x);
-    x = _mm256_min_ps(_mm256_set1_ps(EXP_HIGH), x);
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* n rounded as in exp4 (in t's low mantissa bits, read as an integer below): one
+       FMA and one subtraction, where a product, vroundps (two operations on Intel) and
+       vcvtps2dq took four; the same n */
+    __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(LOG2E), _mm256_set1_ps(ROUND_MAGIC));
+    __m256 n = _mm256_sub_ps(t, _mm256_set1_ps(ROUND_MAGIC));
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
     __m256 p = _mm256_set1_ps(P0);
@@ -275,8 +279,8 @@ exp8(__m256 x, int clamp)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P5));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
     p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000));
     /* 2^n as 2^h 2^(n - h) (see pf4_scale, _portable.h); NaN gives some integer, and p is NaN */
-    __m256i k = _mm256_cvtps_epi32(n);
     __m256i h = _mm256_srai_epi32(k, 1);
     __m256i bias = _mm256_set1_epi32(127);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
