@@ -38,6 +38,9 @@ CHILD = textwrap.dedent("""
             os.kill(os.getpid(), getattr(signal, sys.argv[1]))
 
     _write.TableWriter.write = write
+    # a shell's background job starts with SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler: give the child the handler an interactive run has
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(cli.main(sys.argv[2:]))
 """)
 
