@@ -7,7 +7,8 @@ tree's ``src`` folder, touches --warm GB of memory, makes a 1,000-row warm-up fi
 then, for each n of --n, fits ``kpca.KernelPCA`` (RBF, gamma = 1/d, k components,
 random Gaussian data, as bench_fit.py; with --memory-limit and --n-jobs) --repeats
 times and reports the median. The table gives, per n, the range of those medians for
-each tree and the ratio of their medians. kpca only: scikit-learn is not run.
+each tree and the ratio of their medians, for wall and CPU time (all threads). kpca
+only: scikit-learn is not run.
 
     git worktree add /tmp/kpca-before <commit>
     python benchmarks/ab_fit.py --before /tmp/kpca-before/src --after src
@@ -37,17 +38,18 @@ kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, **kw).fit(
 out = {{}}
 for n in {sizes!r}:
     X = np.random.default_rng(0).normal(size=(n, d))
-    times = []
+    times, cpus = [], []
     for _ in range({repeats}):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, **kw).fit(X)
         times.append(time.perf_counter() - t)
-    out[n] = statistics.median(times)
+        cpus.append(time.process_time() - c)
+    out[n] = [statistics.median(times), statistics.median(cpus)]
 print(json.dumps(out))
 """
 
 
-def run_tree(src: str, args: argparse.Namespace) -> dict[int, float]:
+def run_tree(src: str, args: argparse.Namespace) -> dict[int, list[float]]:
     code = CHILD.format(src=src, warm=args.warm, d=args.d, k=args.k, sizes=args.n,
                         repeats=args.repeats, memory_limit=args.memory_limit,
                         n_jobs=args.n_jobs)
@@ -71,20 +73,26 @@ def main(argv=None) -> int:
                     "matrix-free at 40,000 rows)")
     ap.add_argument("--n-jobs", type=int, default=None, help="KernelPCA's n_jobs")
     args = ap.parse_args(argv)
-    runs: dict[str, list[dict[int, float]]] = {"before": [], "after": []}
+    runs: dict[str, list[dict[int, list[float]]]] = {"before": [], "after": []}
     for _ in range(args.pairs):
         for name in ("before", "after"):
             src = os.path.abspath(getattr(args, name))
             runs[name].append(run_tree(src, args))
             print(name, json.dumps(runs[name][-1]), file=sys.stderr)
+    # wall time, and the CPU time of all the process's threads (less sensitive to other
+    # jobs on a shared machine, though spinning threads count in it)
     print(f"| n | before (s, {args.pairs} processes) | after (s) | after / before "
-          "(medians) |")
-    print("|---|---|---|---|")
+          "(medians) | CPU before (s) | CPU after (s) | CPU after / before |")
+    print("|---|---|---|---|---|---|---|")
     for n in args.n:
-        b = [r[n] for r in runs["before"]]
-        a = [r[n] for r in runs["after"]]
+        b = [r[n][0] for r in runs["before"]]
+        a = [r[n][0] for r in runs["after"]]
+        cb = [r[n][1] for r in runs["before"]]
+        ca = [r[n][1] for r in runs["after"]]
         print(f"| {n} | {min(b):.3f}-{max(b):.3f} | {min(a):.3f}-{max(a):.3f} | "
-              f"{statistics.median(a) / statistics.median(b):.2f} |")
+              f"{statistics.median(a) / statistics.median(b):.2f} | "
+              f"{min(cb):.2f}-{max(cb):.2f} | {min(ca):.2f}-{max(ca):.2f} | "
+              f"{statistics.median(ca) / statistics.median(cb):.2f} |")
     return 0
 
 

@@ -260,19 +260,41 @@ def product_rate(prim: dict, b: int) -> float:
 
 
 class PassCounter(logging.Handler):
-    """Collects kpca's kernel-pass log events: ``widths`` (columns) and ``seconds``."""
+    """Collects kpca's kernel-pass log events: ``widths`` (columns), ``seconds`` and
+    ``ends`` (the event's wall-clock time, ``time.time()``), and the solver's
+    ``residuals`` after each pass (its ``residual`` events)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.widths: list[int] = []
         self.seconds: list[float] = []
+        self.ends: list[float] = []
+        self.residuals: list[float] = []
         self._logger = logging.getLogger("kpca")
         self._level = self._logger.level
 
     def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "kpca_event", None) == "pass":
+        event = getattr(record, "kpca_event", None)
+        if event == "pass":
             self.widths.append(int(record.args[1]))
             self.seconds.append(float(getattr(record, "kpca_seconds", 0.0)))
+            self.ends.append(record.created)
+        elif event == "residual":
+            self.residuals.append(float(getattr(record, "kpca_residual", float("nan"))))
+
+    def phases(self, start: float, end: float) -> dict:
+        """Where a fit that ran from ``start`` to ``end`` (``time.time()``) spent its
+        time: ``passes_s`` in the kernel passes, ``before_s`` before the first (the
+        plan, the warm start, the operator's set-up), ``between_s`` between passes
+        (the solver's algebra, Python) and ``after_s`` after the last (the last
+        Rayleigh-Ritz, the Ritz vectors, the scores)."""
+        if not self.seconds:
+            return {"passes_s": 0.0, "before_s": end - start, "between_s": 0.0,
+                    "after_s": 0.0}
+        begins = [e - s for e, s in zip(self.ends, self.seconds, strict=True)]
+        return {"passes_s": sum(self.seconds), "before_s": begins[0] - start,
+                "between_s": sum(b - e for b, e in zip(begins[1:], self.ends, strict=False)),
+                "after_s": end - self.ends[-1]}
 
     def __enter__(self) -> PassCounter:
         self._logger.addHandler(self)

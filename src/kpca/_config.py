@@ -715,14 +715,6 @@ _register("auto_fallback_ratio", Setting(
     "matrix fits. Rule: the ski-rental bound: with 1, a wrong choice costs at most "
     "twice the dense solve.",
     kind=float, low=0.0))
-_register("arpack_serial_rows", Setting(
-    1500,
-    "ARPACK fits (n_jobs=None) up to this many rows run their BLAS on one thread. Rule: "
-    "a product then has 2 n^2 <= 4.5e6 flops (~0.2 ms on one core) on a matrix of at "
-    "most 18 MB that stays in cache; a second BLAS thread woken for each of its "
-    "hundreds of products costs more in wake-up and spinning (tens of us a call) than "
-    "it saves.",
-    kind=int, low=0))
 _register("primal_max_features", Setting(
     4096,
     "Kernels with an explicit feature map (linear; polynomial of integer degree) are "

@@ -43,7 +43,7 @@ from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._config import get_config
 from ._kernel_pca import KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from ._parallel import blas_threads, job_threads
+from ._parallel import blas_threads, job_threads, sized_threads
 from ._rows import RowSource
 from .approx._base import inverse_sqrt, landmark_subspace, row_blocks
 from .approx._feature_pca import FeatureStats, accumulate
@@ -681,10 +681,9 @@ n_features)
         dense = op.to_dense().astype(np.float64, copy=False)
         if rule == "krylov":  # a Lanczos basis would cover half the space: LAPACK
             rule = "dense"
-        # ARPACK's many small products run on one BLAS thread, as in KernelPCA
-        serial = (rule == "arpack" and self.n_jobs is None
-                  and N <= get_config()["arpack_serial_rows"])
-        with blas_threads(1 if serial else None):
+        # ARPACK's many small products on BLAS threads sized by their 2 N^2 flops, as
+        # in KernelPCA (kpca._parallel.call_threads: one thread up to 5,792 rows)
+        with sized_threads(2.0 * N * N):
             # the solver may decompose the matrix in place: it is ours
             res = eigsh_top(DenseOperator(dense, owned=True), m, solver=rule,
                             random_state=0, fallback=rule == "arpack")

@@ -73,6 +73,7 @@ from .solvers import (
     EigenResult,
     choose_solver,
     dense_flops,
+    dense_threads,
     device_nystrom_start,
     eigsh_top,
     finalize,
@@ -673,8 +674,8 @@ class KernelPCA(BaseKernelPCA):
             threads = machine_threads()
             iterative = sum(krylov_flops(n, kk, size, threads=threads)
                             for kk in (16, 32, 64))
-            solver = "dense" if dense_fits and dense_flops(
-                n, n, size, threads=threads) + 4.0 * n**3 / threads <= iterative else "krylov"
+            solver = "dense" if dense_fits and dense_flops(n, n, size, threads=threads) + (
+                4.0 * n**3 / dense_threads(n, threads)) <= iterative else "krylov"
         elif auto:
             # strings and precomputed kernels have no feature count
             rank = kernel.rank_bound(X.shape[1]) if kernel.requires_vectors else None
@@ -739,12 +740,6 @@ class KernelPCA(BaseKernelPCA):
             plan = replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
                            solver=solver)
             return self._decompose_planned(X, plan, rng)
-        # ARPACK on a small stored matrix makes thousands of products that each take
-        # microseconds: waking a second BLAS thread for each costs more than it saves
-        # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread; slower from
-        # 2,000 rows on)
-        serial = (plan.solver == "arpack" and self.n_jobs is None
-                  and plan.n <= get_config()["arpack_serial_rows"])
         # a tiled operator's passes run on worker threads (one BLAS thread each); the
         # small products and factorizations between them stay on this thread's one
         # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
@@ -756,9 +751,12 @@ class KernelPCA(BaseKernelPCA):
         tiled = not (plan.distributed or self._in_process(plan))
         # in this process, K's largest BLAS calls (LAPACK's tridiagonal reduction,
         # ARPACK's products) synchronise BLAS's threads once per 2 n^2 flops: threads
-        # by that size (kpca._parallel.call_threads), not every core whatever the size
+        # by that size (kpca._parallel.call_threads), not every core whatever the size;
+        # the same rule keeps ARPACK's thousands of matrix-vector products on a small
+        # matrix (2 n^2 flops each, microseconds) on one thread: one up to 5,792 rows
+        # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread than two)
         local = None if plan.distributed else call_threads(2.0 * plan.n * plan.n)
-        with blas_threads(1 if serial or tiled else local):
+        with blas_threads(1 if tiled else local):
             return self._decompose_planned(X, plan, rng)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:

@@ -154,6 +154,40 @@ def test_block_algebra_split_over_threads(monkeypatch, case):
                                atol=1e-10 * ref[0])
 
 
+def test_rayleigh_ritz_runs_on_threads_sized_by_a_column():
+    """With the block algebra on the operator's threads (a 'large' basis), the m x m
+    Rayleigh-Ritz eigenproblem still runs on the threads of its per-column
+    synchronisation (kpca._parallel.call_threads(2 m^2): one at the default), and the
+    pairs are the dense reference's."""
+    import kpca.solvers._krylov as kr
+    from kpca._parallel import current_blas_threads
+
+    A = _with_spectrum(np.concatenate([np.linspace(10, 9, 12),
+                                       np.geomspace(8, 1e-3, 388)]), seed=4)
+    seen = []
+    real = kr.eigh
+
+    def spy(*args, **kwargs):
+        seen.append(current_blas_threads())
+        return real(*args, **kwargs)
+
+    kr.eigh = spy
+    try:
+        op = DenseOperator(A)
+        op.threads = 2
+        with config_context(small_algebra_flops=0, n_cores=2):
+            res = krylov_eigsh(op, 10, random_state=0, block_size=8, max_basis=40)
+            assert seen and set(seen) == {1}
+            seen.clear()
+            with config_context(blas_flops_per_thread=1):  # a thread per flop: both
+                krylov_eigsh(op, 10, random_state=0, block_size=8, max_basis=40)
+            assert seen and set(seen) == {2}
+    finally:
+        kr.eigh = real
+    ref = np.linalg.eigh(A)[0][::-1][:10]
+    np.testing.assert_allclose(finalize(res).values, ref, atol=1e-9 * ref[0])
+
+
 def test_explicit_tolerance_is_honoured():
     A = _with_spectrum(np.geomspace(10, 1e-3, 400), seed=6)
     loose = krylov_eigsh(DenseOperator(A), 6, tol=1e-3, random_state=0)

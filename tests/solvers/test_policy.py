@@ -25,6 +25,7 @@ from kpca.solvers import (
     arpack_flops,
     choose_solver,
     dense_flops,
+    dense_threads,
     eigsh_top,
     fallback_passes,
     krylov_flops,
@@ -59,6 +60,30 @@ def test_dense_model_by_hand():
         ncv = 21
         step = 2e6 * 2.5 + 4 * 1000 * (10 + ncv) + 2e5
         assert arpack_flops(1000, 10) == pytest.approx((2 * ncv + 60) * step)
+
+
+
+def test_dense_model_counts_the_threads_the_solve_runs_on():
+    """The dense solve runs LAPACK's reduction on call_threads(2 n^2) BLAS threads (one
+    per blas_flops_per_thread of a column's matrix-vector product; dense_eigsh and
+    KernelPCA._decompose): the model shares the blocked flops among those, not among
+    every core. By hand: one thread up to n = 5,792 at 2^25 flops a thread, four of 16
+    at n = 8,192 (2^27 flops a column), three where only three are allowed."""
+    with kpca.config_context(**PINNED, blas_flops_per_thread=2**25):
+        for n in (1000, 5792):
+            assert dense_threads(n, 16) == 1
+            assert dense_flops(n, 10, threads=16) == pytest.approx(
+                dense_flops(n, 10, threads=1))
+        n, k = 8192, 10
+        blocked = (2 / 3) * n**3 + 2 * n * n * k
+        rest = (2 / 3) * n**3 * 5.0 / 2 + 6e5 * n  # 512 MB: beyond the cache, w = 5
+        assert dense_threads(n, 16) == 4
+        assert dense_flops(n, k, threads=16) == pytest.approx(blocked / 4 + rest)
+        assert dense_flops(n, k, threads=3) == pytest.approx(blocked / 3 + rest)
+        # the choice between ARPACK and LAPACK at 1,000 rows no longer depends on the
+        # cores (each solve runs on one thread there)
+        for k in (10, 64, 128):
+            assert choose_solver(1000, k, threads=1) == choose_solver(1000, k, threads=16)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 16])

@@ -217,3 +217,40 @@ def test_sparse_rows_give_the_start_of_their_dense_copy():
     Qd = nystrom_start(RBF(gamma=0.5), Xs.toarray(), 6, n_landmarks=64, random_state=1,
                        n_jobs=1)
     assert np.max(subspace_angles(Qs, Qd)) < 1e-8
+
+
+def test_the_starts_small_eigenproblems_run_on_threads_sized_by_a_column():
+    """LAPACK's reductions of the m x m landmark matrix and of the features' covariance
+    synchronise BLAS's threads once a column (2 m^2 flops): they run on the threads
+    kpca._parallel.call_threads gives for that (one per blas_flops_per_thread), not
+    on the threads of the start's n m^2 products. On a busy 2-core machine, two
+    threads made the m = 500 reduction 15-35x slower in wall time than one."""
+    import kpca.solvers._start as st
+    from kpca import config_context
+    from kpca._parallel import current_blas_threads
+
+    seen = []
+
+    def spy(fn):
+        def call(*args, **kwargs):
+            seen.append(current_blas_threads())
+            return fn(*args, **kwargs)
+        return call
+
+    X = np.random.default_rng(11).standard_normal((3000, 4))
+    real_eigh, real_top = st.eigh, st.top_eigh
+    st.eigh, st.top_eigh = spy(real_eigh), spy(real_top)
+    try:
+        # the start's own products on two BLAS threads (small_start_flops=0)
+        with config_context(n_cores=2, small_start_flops=0):
+            ref = nystrom_start(RBF(gamma=0.4), X, 8, n_landmarks=200, random_state=0,
+                                n_jobs=2)
+            assert seen == [1, 1]  # 2 * 200^2 flops a column: below one thread's share
+            # one thread per flop: both threads, as the rule says
+            with config_context(blas_flops_per_thread=1):
+                Q = nystrom_start(RBF(gamma=0.4), X, 8, n_landmarks=200, random_state=0,
+                                  n_jobs=2)
+            assert seen[2:] == [2, 2]
+    finally:
+        st.eigh, st.top_eigh = real_eigh, real_top
+    assert np.max(subspace_angles(Q, ref)) < 1e-8

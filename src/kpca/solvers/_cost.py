@@ -34,6 +34,7 @@ import math
 from typing import Any
 
 from .._config import get_config
+from .._parallel import call_threads
 
 __all__ = [
     "arpack_flops",
@@ -42,6 +43,7 @@ __all__ = [
     "blas2_weight",
     "choose_solver",
     "dense_flops",
+    "dense_threads",
     "fallback_passes",
     "kernel_value_flops",
     "machine_threads",
@@ -61,15 +63,28 @@ def blas2_weight(matrix_bytes: float, cfg: dict[str, Any] | None = None) -> floa
     return w / 2 if matrix_bytes <= cfg["solver_cache_bytes"] else w
 
 
+def dense_threads(n: int, threads: int) -> int:
+    """BLAS threads the dense solve of ``n`` rows runs on when ``threads`` cores are
+    allowed: as kpca runs it (:func:`kpca.solvers.dense_eigsh`,
+    ``KernelPCA._decompose``), one per ``blas_flops_per_thread`` of work between two
+    synchronisation points of LAPACK's reduction, a matrix-vector product of ``2 n^2``
+    flops a column (:func:`kpca._parallel.call_threads`: at the default, one thread up
+    to n = 5,792, two up to 8,192). A pure function of ``n``, ``threads`` and the
+    configuration (the BLAS state of the moment is not read)."""
+    return call_threads(2.0 * n * n, max(1, threads))
+
+
 def dense_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
                 threads: int = 1) -> float:
-    """Modelled cost of LAPACK's top-``k`` solve of an ``n x n`` matrix; its blocked
-    updates and back-transformation are shared by ``threads`` BLAS threads, its
-    matrix-vector half is bound by memory (not shared)."""
+    """Modelled cost of LAPACK's top-``k`` solve of an ``n x n`` matrix with
+    ``threads`` cores allowed; its blocked updates and back-transformation are shared
+    by the BLAS threads the solve runs on (:func:`dense_threads`: fewer than
+    ``threads`` for small ``n``), its matrix-vector half is bound by memory (not
+    shared)."""
     cfg = cfg or get_config()
     w = blas2_weight(n * n * itemsize, cfg)
     blocked = (2.0 / 3.0) * n**3 + 2.0 * n * n * min(k, n)
-    return (blocked / max(1, threads) + (2.0 / 3.0) * n**3 * w / 2.0
+    return (blocked / dense_threads(n, threads) + (2.0 / 3.0) * n**3 * w / 2.0
             + cfg["dense_column_flops"] * n)
 
 
@@ -165,9 +180,10 @@ def solver_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None =
 
 
 def machine_threads() -> int:
-    """Threads the cost model assumes: the cores this process may use (the
-    ``n_cores`` setting: affinity and cgroup quota), not ``n_jobs``, so that every
-    ``n_jobs`` makes the same choice."""
+    """Cores the cost model assumes: those this process may use (the ``n_cores``
+    setting: affinity and cgroup quota), not ``n_jobs``, so that every ``n_jobs``
+    makes the same choice. A tiled pass's workers use them all; a dense solve uses
+    :func:`dense_threads` of them (as it runs)."""
     from ..operators import n_threads
 
     return n_threads(None)

@@ -29,7 +29,7 @@ from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
 from .._config import get_config
-from .._parallel import blas_threads
+from .._parallel import blas_threads, sized_threads
 from ..operators import KernelOperator
 from ._dense import dense_eigsh
 from ._orth import cholesky_qr, project_out
@@ -146,7 +146,11 @@ class ProjectedProblem:
         largest Ritz value) and ``converged``; logs a 'residual' event. Returns ``Y``.
         """
         m, b, k = self.m, self.b, self.k
-        theta, Y = eigh(self.T[:m, :m], check_finite=False)
+        # on threads sized by the reduction's per-column synchronisation (2 m^2 flops:
+        # one thread for any basis here), not the tall products' threads (the caller's
+        # block algebra may run on the operator's)
+        with sized_threads(2.0 * m * m):
+            theta, Y = eigh(self.T[:m, :m], check_finite=False)
         self.theta, self.Y = theta[::-1], Y[:, ::-1]
         scale = max(float(np.max(np.abs(self.theta))), np.finfo(np.float64).tiny)
         self.res = np.linalg.norm(R @ self.Y[m - b : m, :k], axis=0) / scale

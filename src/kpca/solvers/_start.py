@@ -20,7 +20,7 @@ from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
 from .._config import get_config
-from .._parallel import blas_threads, run_blocks
+from .._parallel import blas_threads, run_blocks, sized_threads
 from ..kernels import Kernel
 from ..operators import n_threads
 from ._dense import top_eigh
@@ -168,7 +168,12 @@ def _whitening(Kmm: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     the pairs kept, or None when ``Kmm`` is not finite."""
     if not np.all(np.isfinite(Kmm)):
         return None
-    s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
+    # LAPACK's reduction of an m x m matrix synchronises its threads once a column
+    # (2 m^2 flops): threads sized by that (kpca._parallel.call_threads, one up to
+    # m = 5,792), not by the start's n m^2 products. At m = 500 with two BLAS threads on
+    # a busy 2-core machine: 3-7 s wall against 0.2 s on one
+    with sized_threads(2.0 * len(Kmm) ** 2):
+        s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
     keep = s > 1e-10 * max(float(s.max()), 0.0)
     return V[:, keep] / np.sqrt(s[keep]), keep
 
@@ -188,7 +193,8 @@ def _directions(S: np.ndarray, mean: np.ndarray, CtC: np.ndarray, n: int, b: int
         return None
     # only the top b pairs are used (LAPACK's subset driver: about half the time of
     # all 256 at b = 16)
-    w, U = top_eigh(0.5 * (G + G.T), b)
+    with sized_threads(2.0 * len(G) ** 2):  # as the eigh of K_mm (_whitening)
+        w, U = top_eigh(0.5 * (G + G.T), b)
     top = np.argsort(-w, kind="stable")[:b]
     top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
     A = S @ U[:, top]  # P = (C - 1 c^T) A: the top centred directions
