@@ -327,19 +327,21 @@ _register("small_algebra_flops", Setting(
 _register("start_landmarks", Setting(
     128,
     "Landmarks of the Nystrom warm start of the iterative solvers by default (more "
-    "where passes are costly: stored_start_landmarks, or n / 200, up to 512, when "
+    "where passes are costly: stored_start_landmarks, or n / 100, up to 512, when "
     "every pass recomputes the kernel matrix). "
     "Rule: a cost model. The start costs about 2 n m^2 flops (33,000 n at m = 128), "
     "less than one pass (2 n^2 b flops, b >= 16) from n = 1,000 on, and a start near "
     "the top eigenvectors saves passes.",
     low=1))
 _register("start_rows_per_landmark", Setting(
-    200,
+    100,
     "When every pass recomputes the kernel matrix (matrix-free), the warm start takes "
     "one landmark per this many rows (between start_landmarks and max_start_landmarks). "
-    "Rule: a cost model. The start's 2 n m^2 flops at m = n / 200 stay a few per cent "
-    "of one matrix-free pass, n^2 (d + 4 b) flops (4 % at n = 100,000, d = 20, "
-    "b = 24), while more landmarks start nearer the top eigenvectors and save passes.",
+    "Rule: a cost model. The start's 2 n m^2 flops at m = n / 100 stay under a tenth "
+    "of one matrix-free pass, n^2 (d + 4 b) flops: 2 m^2 / (n (d + 4 b)) is 9 % where m "
+    "reaches max_start_landmarks (n = 51,200; d = 20, b = 24) and falls beyond, while "
+    "the residual of the start's Ritz pairs falls about as 1 / m, and with it that "
+    "after each pass, so more landmarks save passes.",
     low=1))
 _register("max_start_landmarks", Setting(
     512,

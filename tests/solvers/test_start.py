@@ -48,6 +48,27 @@ def test_rbf_block_is_near_the_top_eigenvectors():
     assert near < 0.1 < rand  # radians; a random 16-d block is nearly orthogonal
 
 
+
+def test_more_landmarks_start_nearer_the_top_pairs():
+    """What the matrix-free size rule (n / start_rows_per_landmark landmarks) pays for:
+    the residual of the start block's Ritz pairs, ||K~ v - theta v|| / ||K~||, falls
+    as landmarks are added (about as 1 / m), against the dense centred Gram matrix
+    computed here."""
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((2500, 8))
+    kernel = RBF(gamma=1 / 8)
+    K = _centred_gram(kernel, X)
+    top = np.linalg.eigvalsh(K)[-1]
+    res = []
+    for m in (50, 200, 800):
+        P = nystrom_start(kernel, X, 24, n_landmarks=m, random_state=0)
+        theta, Y = np.linalg.eigh(P.T @ K @ P)
+        V = P @ Y[:, ::-1][:, :10]  # the top 10 Ritz pairs of the start block
+        R = K @ V - V * theta[::-1][:10]
+        res.append(np.linalg.norm(R, axis=0).max() / top)
+    assert res[0] > 2 * res[1] > 4 * res[2]
+
+
 def test_uncentred_start_follows_the_uncentred_matrix():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((500, 3))
@@ -126,14 +147,18 @@ def test_start_landmarks_follow_the_cost_of_a_pass():
     assert start_landmarks(100_000, cheap_pass=True, rank=64) == least
     assert start_landmarks(100_000, cheap_pass=False, rank=200) == 201
     assert start_landmarks(10_000, cheap_pass=False) == least
-    assert start_landmarks(60_000, cheap_pass=False) == 300
+    # matrix-free: n / start_rows_per_landmark, from start_landmarks to the cap
+    per = cfg["start_rows_per_landmark"]
+    assert start_landmarks(40_000, cheap_pass=False) == max(least, 40_000 // per)
+    assert start_landmarks(60_000, cheap_pass=False) == min(cfg["max_start_landmarks"],
+                                                            60_000 // per)
     assert start_landmarks(10**7, cheap_pass=False) == 512
     # the settings move the rule: more landmarks at least, stored ones from fewer rows
     with config_context(start_landmarks=64, stored_start_rows=1000,
                         stored_start_landmarks=96):
         assert start_landmarks(3_500, cheap_pass=True) == 96
         assert start_landmarks(999, cheap_pass=True) == 64
-        assert start_landmarks(10_000, cheap_pass=False) == 64
+        assert start_landmarks(6_000, cheap_pass=False) == 64  # n / 100 = 60
         assert start_landmarks(100_000, cheap_pass=True, rank=20) == 64
     with config_context(start_rows_per_landmark=100, max_start_landmarks=256):
         assert start_landmarks(20_000, cheap_pass=False) == 200

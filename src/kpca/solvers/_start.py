@@ -39,17 +39,21 @@ def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
     ``K``, ``stored_start_landmarks`` from ``stored_start_rows`` rows on (below, passes
     are too cheap for a costlier start to pay: ``start_landmarks``; all three are
     settings, kpca._config), and ``n / start_rows_per_landmark`` (``start_landmarks``
-    to ``max_start_landmarks``: 200 and 512) when every pass recomputes the kernel
-    matrix. Never more than a kernel of rank ``rank`` can
+    to ``max_start_landmarks``: n / 100, 128 to 512) when every pass recomputes the
+    kernel matrix. Never more than a kernel of rank ``rank`` can
     use (a linear kernel: the number of features, plus one), nor fewer than
     ``start_landmarks``.
 
     The start costs ``O(n m^2)``; a better one can save a whole pass. Measured on
-    Gaussian data (d = 20, k = 10, RBF): matrix-free at n = 100,000, 512 landmarks
-    started at residual 2.7e-2 instead of 9.5e-2 and converged in 3 passes instead of
-    4; at n = 30,000, 512 cost 0.6 s more and saved no pass. Stored, at n = 10,000 and
-    20,000, 256 landmarks saved one of 6 passes (0.39-0.41 s against 0.52-0.53 s;
-    1.24-1.26 s against 1.36-1.66 s); 512 saved no more than 256.
+    Gaussian data (d = 20, k = 10, RBF, matrix-free): the residual of the start's Ritz
+    pairs falls about as ``1 / m`` (13 / m at n = 40,000-100,000: 6.8e-2 at 200
+    landmarks, 2.6e-2 at 512, 1.0e-2 at 1,024), and the residual after each pass in
+    proportion; at n = 60,000, 300 landmarks (n / 200) made 4 passes (1.8e-5 after
+    the third, target 1e-5) and 512 made 3 (8.7e-6): 21.9 s of CPU time against
+    27.3 s. At n = 100,000, 500 landmarks started at 2.7e-2 and converged in 3
+    passes. Stored, at n = 10,000 and 20,000, 256 landmarks saved one of 6 passes
+    (0.39-0.41 s against 0.52-0.53 s; 1.24-1.26 s against 1.36-1.66 s); 512 saved no
+    more than 256.
 
     Parameters
     ----------
