@@ -36,6 +36,8 @@ def spy(monkeypatch):
         def counted(name):
             def call(*args):
                 calls[name] += 1
+                if name == "fused_rbf":  # the product's columns (V)
+                    calls.setdefault("fused_widths", set()).add(args[4].shape[1])
                 return getattr(fns, name)(*args)
             return call
 
@@ -92,6 +94,45 @@ def test_matrix_free_pass(spy, variant, piece, tile, b, n_jobs):
         else:
             assert pieces
     np.testing.assert_allclose(results[variant], results[None], atol=5e-6 * np.abs(ref).max())
+
+
+
+@every_variant
+@pytest.mark.parametrize(("piece", "tile"), [((128, 512), None), ((7, 5), 45), ((16, 32), 64),
+                                             ((9, 40), 100)])
+@pytest.mark.parametrize("b", [24, 12, 0])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_matrix_free_construction_pass(spy, variant, piece, tile, b, n_jobs):
+    """The construction pass of an operator that keeps no tile: every tile in one
+    compiled call that also sums its rows (``lead``), so the products see the probe's
+    own columns (24: the avx2 variant's one-sweep product, not BLAS's on 25); the row
+    sums and the probe's product are the dense reference's, and NumPy's loops' to
+    float32 round-off."""
+    rng = np.random.default_rng(b + 1)
+    X = rng.standard_normal((401, 6))
+    P = rng.standard_normal((401, b)) if b else None
+    kernel = RBF(gamma=0.1)
+    K = np.asarray(kernel.block(X), dtype=np.float64)
+    results = {}
+    for v in (variant, None):
+        calls = spy(v)
+        # a budget for the workspace and some tiles, not all: partial=False keeps none
+        op = TiledKernelOperator(kernel, X, dtype=np.float32, memory_limit=3 * 10**5,
+                                 tile=tile, piece=piece, n_jobs=n_jobs, probe=P,
+                                 partial=False)
+        assert op.fraction_stored == 0
+        np.testing.assert_allclose(op._row_sums, K.sum(axis=1), rtol=2e-6)
+        if b:
+            ref = K @ P
+            np.testing.assert_allclose(op._probe_product, ref, atol=2e-5 * np.abs(ref).max())
+        results[v] = (op._row_sums, op._probe_product)
+        if v is not None:
+            assert calls["fused_rbf"] == len(op.tiles) and calls["build_rbf"] == 0
+            assert calls["fused_widths"] == {b}  # the ones are sums, not a product column
+    np.testing.assert_allclose(results[variant][0], results[None][0], rtol=2e-6)
+    if b:
+        np.testing.assert_allclose(results[variant][1], results[None][1],
+                                   atol=5e-6 * np.abs(results[None][1]).max())
 
 
 @every_variant

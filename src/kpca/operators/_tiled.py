@@ -320,18 +320,21 @@ class TiledKernelOperator(KernelOperator):
         # the ones (a multiple of 16 of them for float32, of 8 for float64)
         native = (NATIVE and bool(self._keep) and self.dtype in NATIVE_WIDTH
                   and (b - lead) % NATIVE_WIDTH[self.dtype] == 0)
-        Vn = np.ascontiguousarray(V[:, lead:]) if native else None
+        shift = None if self._deferred else self._centering_rows()
+        # (a pass over stored tiles alone evaluates nothing)
+        fused = (self._compiled_pieces(shift) if build or len(self._store) < len(self.tiles)
+                 else None)
+        # the compiled pieces take the ones as sums too: the products then see the
+        # block's own columns (24 for k = 10, not 25: a multiple of the avx2 variant's
+        # vector, so the one-sweep product rather than BLAS's; at n = 100,000 the
+        # construction pass cost 10-25 % more CPU time than a 24-column pass)
+        Vn = np.ascontiguousarray(V[:, lead:]) if native or (fused is not None and lead) else None
         start = time.perf_counter()
         # greedy split of the tiles between workers, largest work first
         order = list(range(len(self.tiles)))
         if not build:  # kept tiles are cheap (no kernel evaluation): spread evenly
             order.sort(key=lambda t: t in self._store)
         groups = [order[w :: self.workers] for w in range(self.workers)]
-
-        shift = None if self._deferred else self._centering_rows()
-        # (a pass over stored tiles alone evaluates nothing)
-        fused = (self._compiled_pieces(shift) if build or len(self._store) < len(self.tiles)
-                 else None)
 
         def work(group: list[int]) -> np.ndarray:
             W = np.zeros((n, b), dtype=np.float64)
@@ -345,7 +348,10 @@ class TiledKernelOperator(KernelOperator):
                 if T is None and not (build and t in self._keep):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if fused is not None:  # every piece in one compiled call
-                        self._compiled_tile(fused, t, V, W, rows[1])
+                        if lead:
+                            self._compiled_tile(fused, t, Vn, W, rows[1], lead=True)
+                        else:
+                            self._compiled_tile(fused, t, V, W, rows[1])
                         continue
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
@@ -481,19 +487,21 @@ class TiledKernelOperator(KernelOperator):
         return fns
 
     def _compiled_tile(self, fns: Any, t: int, V: np.ndarray, W: np.ndarray,
-                       X_rows: Any) -> None:
+                       X_rows: Any, lead: bool = False) -> None:
         """:meth:`_fused_tile` in one compiled call (``fns.fused_rbf``,
         :meth:`_compiled_pieces`). Each piece's two products: by the one-sweep tile
         product where the variant has fused multiply-adds (avx2, avx512) and the block
         is a multiple of its vector, else by BLAS's ``sgemm`` (:func:`_sgemm`; the
-        portable variant's products, without FMA, run at a fraction of BLAS's)."""
+        portable variant's products, without FMA, run at a fraction of BLAS's). With
+        ``lead``, ``W`` has a first column more than ``V``, which gets the tile's row
+        (and column) sums: the products of a column of ones."""
         i, j = self.tiles[t]
         r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
         cols = self._prep[c0:c1]
         sweep = _native.sweeps_in_cache(fns, V.shape[1])
         fns.fused_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0,
                       i == j, self.piece[0], self.piece[1], self.kernel.constant_diag,
-                      None if sweep else _sgemm())
+                      None if sweep else _sgemm(), lead)
 
     def _compiled_build(self, fns: Any, t: int, T: np.ndarray, V: np.ndarray, W: np.ndarray,
                         lead: int, X_rows: Any) -> None:

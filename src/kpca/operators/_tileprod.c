@@ -386,24 +386,57 @@ done:
 
 /* (sgemm_fn, the Fortran BLAS sgemm: _rbfblock.h) */
 
-/* W[r:r+m] += T[0:m] (float32, b columns each) */
+/* W[r:r+m, ld-b:ld] += T[0:m] (float32, b columns each; W's rows ld values apart) */
 static void
-add_rows(double *W, const float *T, Py_ssize_t m, Py_ssize_t b)
+add_rows(double *W, const float *T, Py_ssize_t m, Py_ssize_t b, Py_ssize_t ld)
 {
-    for (Py_ssize_t i = 0; i < m * b; ++i)
-        W[i] += (double)T[i];
+    for (Py_ssize_t i = 0; i < m; ++i)
+        for (Py_ssize_t k = 0; k < b; ++k)
+            W[i * ld + ld - b + k] += (double)T[i * b + k];
+}
+
+/* the piece's row sums into W[a0:a0+pr, 0] and, if both, its column sums into
+   W[e0:e0+pc, 0] (W's rows ld values apart); each piece's sums in float32, as its
+   products */
+static void
+add_sums(double *W, const float *P, Py_ssize_t pr, Py_ssize_t pc, Py_ssize_t a0,
+         Py_ssize_t e0, Py_ssize_t ld, int both, float *cs)
+{
+    if (both)
+        memset(cs, 0, (size_t)pc * sizeof(float));
+    for (Py_ssize_t i = 0; i < pr; ++i) {
+        const float *row = P + i * pc;
+        /* 16 partial sums (a fixed order): a single one is a chain of dependent adds
+           that the compiler may not reorder, ~4x slower than the piece's products */
+        float acc[16] = {0.0f}, r = 0.0f;
+        Py_ssize_t j = 0;
+        for (; j + 16 <= pc; j += 16)
+            for (int u = 0; u < 16; ++u)
+                acc[u] += row[j + u];
+        for (int u = 0; u < 16; ++u)
+            r += acc[u];
+        for (; j < pc; ++j)
+            r += row[j];
+        W[(a0 + i) * ld] += (double)r;
+        if (both)
+            for (Py_ssize_t j = 0; j < pc; ++j)
+                cs[j] += row[j];
+    }
+    if (both)
+        for (Py_ssize_t j = 0; j < pc; ++j)
+            W[(e0 + j) * ld] += (double)cs[j];
 }
 
 typedef struct {
     int v;                      /* variant */
     const float *A, *B, *panels; /* rows (m_t x p), columns (c_t x p), their panels */
-    Py_ssize_t p, r0, r1, c0, c1, b, rows, cols;
-    int clamp, diagonal, has_diag;
+    Py_ssize_t p, r0, r1, c0, c1, b, rows, cols, ld; /* ld: W's row length, lead + b */
+    int clamp, diagonal, has_diag, lead;
     float diag;
     const float *V;
     double *W;
     sgemm_fn sgemm;
-    float *P, *TI, *TJ, *pack; /* workspace */
+    float *P, *TI, *TJ, *pack, *cs; /* workspace */
 } fused_args;
 
 /* one piece: rows a0:a1, columns e0:e1 of K (absolute indices) */
@@ -429,6 +462,8 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
     if (on_diagonal && f->has_diag)
         for (Py_ssize_t i = 0; i < pr; ++i)
             P[i * pc + i] = f->diag;
+    if (f->lead)
+        add_sums(f->W, P, pr, pc, a0, e0, f->ld, !on_diagonal, f->cs);
     if (b == 0)
         return;
     const float *VJ = f->V + e0 * b, *VI = f->V + a0 * b;
@@ -438,12 +473,12 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
         float one = 1.0f, zero = 0.0f;
         char nn = 'N', tt = 'T';
         f->sgemm(&nn, &nn, &M, &N, &K, &one, (float *)VJ, &M, P, &ldp, &zero, f->TI, &M);
-        add_rows(f->W + a0 * b, f->TI, pr, b);
+        add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
         if (!on_diagonal) {
             N = (int)pc;
             K = (int)pr;
             f->sgemm(&nn, &tt, &M, &N, &K, &one, (float *)VI, &M, P, &ldp, &zero, f->TJ, &M);
-            add_rows(f->W + e0 * b, f->TJ, pc, b);
+            add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
         }
     }
     else {
@@ -452,9 +487,9 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
             memset(f->TJ, 0, (size_t)(pc * b) * sizeof(float));
         kernels[f->v].f32(P, pr, pc, b, VJ, VI, f->TI, on_diagonal ? f->TI : f->TJ,
                           !on_diagonal, NULL, NULL);
-        add_rows(f->W + a0 * b, f->TI, pr, b);
+        add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
         if (!on_diagonal)
-            add_rows(f->W + e0 * b, f->TJ, pc, b);
+            add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
     }
 }
 
@@ -483,10 +518,10 @@ fused_rbf(PyObject *self, PyObject *args)
     PyObject *a, *bb, *q, *vv, *w, *d, *blas, *result = NULL;
     fused_args f = {0};
     Py_ssize_t r0, c0, rows, cols;
-    int clamp, diagonal;
+    int clamp, diagonal, lead = 0;
     void *work = NULL;
-    if (!PyArg_ParseTuple(args, "OOOpOOnnpnnOO", &a, &bb, &q, &clamp, &vv, &w, &r0, &c0,
-                          &diagonal, &rows, &cols, &d, &blas))
+    if (!PyArg_ParseTuple(args, "OOOpOOnnpnnOO|p", &a, &bb, &q, &clamp, &vv, &w, &r0, &c0,
+                          &diagonal, &rows, &cols, &d, &blas, &lead))
         return NULL;
     if (PyObject_GetBuffer(a, &A, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0 ||
         PyObject_GetBuffer(bb, &B, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
@@ -506,7 +541,9 @@ fused_rbf(PyObject *self, PyObject *args)
     }
     n = V.shape[0];
     f.b = V.shape[1];
-    if (get(w, &W, 1, 2, n, f.b, "W", 'd') < 0)
+    f.lead = lead;
+    f.ld = f.b + (lead ? 1 : 0);
+    if (get(w, &W, 1, 2, n, f.ld, "W", 'd') < 0)
         goto done;
     if (get_panels(q, &Q, c_t, f.p) < 0)
         goto done;
@@ -558,7 +595,7 @@ fused_rbf(PyObject *self, PyObject *args)
         /* the piece, the two products' float32 results and one piece's panels */
         Py_ssize_t pr = rows < m_t ? rows : m_t, wc = diagonal ? pr : (cols < c_t ? cols : c_t);
         Py_ssize_t mx = pr > wc ? pr : wc;
-        size_t size = (size_t)(pr * wc + 2 * mx * f.b + ((mx + 15) / 16) * 16 * f.p) *
+        size_t size = (size_t)(pr * wc + 2 * mx * f.b + ((mx + 15) / 16) * 16 * f.p + mx) *
                       sizeof(float);
         work = malloc(size ? size : 1);
         if (work == NULL) {
@@ -569,6 +606,7 @@ fused_rbf(PyObject *self, PyObject *args)
         f.TI = f.P + pr * wc;
         f.TJ = f.TI + mx * f.b;
         f.pack = f.TJ + mx * f.b;
+        f.cs = f.pack + ((mx + 15) / 16) * 16 * f.p;
         Py_BEGIN_ALLOW_THREADS
         fused_tile(&f);
         Py_END_ALLOW_THREADS
@@ -812,7 +850,7 @@ rows_rbf(PyObject *self, PyObject *args)
             sgemm(&nn, &nn, &M, &N, &K, &one, (float *)(Cf + e0 * k), &M, P, &K, &zero, tmp,
                   &M);
             if (is_double)
-                add_rows((double *)O.buf, tmp, m, k);
+                add_rows((double *)O.buf, tmp, m, k, k);
             else {
                 float *out = (float *)O.buf;
                 for (Py_ssize_t i = 0; i < m * k; ++i)
@@ -844,12 +882,14 @@ static PyMethodDef bound[] = {
      "(default 128) rows of T at a time, for any b. No output may share memory with an\n"
      "input or another output. Releases the GIL."},
     {"fused_rbf", fused_rbf, METH_VARARGS,
-     "fused_rbf(A, B, panels, clamp, V, W, r0, c0, diagonal, rows, cols, diag, sgemm):\n"
-     "W += K V over the tile K[r0:r0+m, c0:c0+c] of the RBF kernel (and its mirror below\n"
-     "the diagonal), K = exp(A B^T) (clamped at 0 if clamp) evaluated in pieces of rows x\n"
-     "cols (rows x rows on a diagonal tile) with `diag` (a float, or None) set on the\n"
-     "diagonal. A (m, p), B (c, p): the tile's rows and columns prepared, float32; panels:\n"
-     "B's panels (pack_panels) or None; V (n, b) float32, W (n, b) float64 (accumulated).\n"
+     "fused_rbf(A, B, panels, clamp, V, W, r0, c0, diagonal, rows, cols, diag, sgemm,\n"
+     "lead=False): W[:, lead:] += K V over the tile K[r0:r0+m, c0:c0+c] of the RBF kernel\n"
+     "(and its mirror below the diagonal), K = exp(A B^T) (clamped at 0 if clamp)\n"
+     "evaluated in pieces of rows x cols (rows x rows on a diagonal tile) with `diag` (a\n"
+     "float, or None) set on the diagonal; with lead, W[:, 0] gets the row (and column)\n"
+     "sums, each piece's in float32. A (m, p), B (c, p): the tile's rows and columns\n"
+     "prepared, float32; panels: B's panels (pack_panels) or None; V (n, b) float32,\n"
+     "W (n, lead + b) float64 (accumulated).\n"
      "sgemm: a PyCapsule of the Fortran BLAS sgemm (scipy.linalg.cython_blas), or None for\n"
      "the one-sweep product (b a multiple of widths[0]); with it the portable variant's\n"
      "exponents are BLAS's too. Releases the GIL throughout."},
