@@ -499,9 +499,13 @@ class TiledKernelOperator(KernelOperator):
         r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
         cols = self._prep[c0:c1]
         sweep = _native.sweeps_in_cache(fns, V.shape[1])
-        fns.fused_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0,
-                      i == j, self.piece[0], self.piece[1], self.kernel.constant_diag,
-                      None if sweep else _sgemm(), lead)
+        args = (X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0, i == j,
+                self.piece[0], self.piece[1], self.kernel.constant_diag,
+                None if sweep else _sgemm())
+        if lead:  # (an optional last argument: the call is unchanged without it)
+            fns.fused_rbf(*args, True)
+        else:
+            fns.fused_rbf(*args)
 
     def _compiled_build(self, fns: Any, t: int, T: np.ndarray, V: np.ndarray, W: np.ndarray,
                         lead: int, X_rows: Any) -> None:
