@@ -96,7 +96,9 @@ if {pieces}:  # the pieces alone, on this thread, BLAS on one thread: best of 7
         for b in (16, 24):
             Vp = g.normal(size=(4096, b)).astype(np.float32)
             Wp = np.zeros((4096, b))
-            if _tiled.NATIVE:
+            # the compiled product serves widths of a multiple of its vector (16 for
+            # avx512's float32), as in a pass; other widths take NumPy's, as kpca does
+            if _tiled.NATIVE and b % _tiled.NATIVE_WIDTH[np.dtype(np.float32)] == 0:
                 fn = lambda: _tiled.native_tile_product(T, False, Vp, Wp, 0, 2048)
             else:
                 fn = lambda: TiledKernelOperator._tile_product(T, False, Vp, Wp, 0, 2048)

@@ -211,7 +211,26 @@ CASES = [(70, 130, 6, 5, 0.0, 0.3, "ieee"), (70, 130, 6, 5, 0.0, 0.3, "tf32x3"),
          (3, 20_000, 2, 1, 0.0, 1e-6, "ieee")]  # 1,250 blocks: the compensated sum
 
 
+def _old_interpreter_with_numpy_2_5() -> bool:
+    """triton 3.6's interpreter turns a runtime loop bound into an int with ``int()`` of
+    a one-value array, which NumPy 2.5 refuses ("only 0-dimensional arrays can be
+    converted to Python scalars"; seen on the GPU machine with triton 3.6.0 and NumPy
+    2.5.2, where the compiled program's tests passed). triton 3.9 with NumPy 2.4
+    interprets the program."""
+    if not HAS_TRITON:
+        return False
+    from importlib.metadata import version
+
+    def major_minor(v: str) -> tuple[int, int]:
+        return tuple(int(p) for p in v.split(".")[:2])  # type: ignore[return-value]
+
+    return major_minor(version("triton")) < (3, 9) and major_minor(np.__version__) >= (2, 5)
+
+
 @pytest.mark.skipif(not (HAS_TORCH and HAS_TRITON), reason="needs torch and triton")
+@pytest.mark.xfail(_old_interpreter_with_numpy_2_5(), strict=False, raises=AssertionError,
+                   reason="triton < 3.9's interpreter with NumPy >= 2.5: int() of a "
+                   "one-value array (the compiled program is tested on CUDA)")
 def test_triton_program_interpreted_on_the_cpu(tmp_path):
     path = tmp_path / "out.npz"
     env = dict(os.environ, TRITON_INTERPRET="1")
