@@ -54,10 +54,12 @@ def test_tiled_fit_keeps_blas_on_one_thread_between_passes(monkeypatch):
 def test_large_block_algebra_asks_for_the_operators_threads(monkeypatch):
     """Above the size where threads pay (the setting small_algebra_flops), the solver's
     block algebra asks for the operator's threads (n_jobs) explicitly: under the fit's
-    one-thread setting, 'unchanged' would mean one."""
+    one-thread setting, 'unchanged' would mean one. (The tall products, here the
+    projection of each new block on the basis; the Rayleigh-Ritz eigenproblem of the
+    small projected matrix is sized by its own flops: tests/solvers/test_lanczos.py.)"""
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
     seen: list[set[int]] = []
-    _spy(monkeypatch, krylov, "eigh", seen)
+    _spy(monkeypatch, krylov, "project_out", seen)
     with blas_threads(1), kpca.config_context(small_algebra_flops=0):
         _fit(n_jobs=2)
     assert seen and all(s == {n_threads(2)} for s in seen)
@@ -96,10 +98,10 @@ def test_block_lanczos_shares_the_rows_of_large_algebra(monkeypatch, large):
 def test_wrapped_operators_pass_their_threads_on(monkeypatch):
     """The robust estimators solve on a centred wrapper of the tiled operator (inside
     the fit's one-thread setting): the wrapper reports the tiled operator's threads,
-    so large block algebra still gets them."""
+    so large block algebra (its tall products) still gets them."""
     monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
     seen: list[set[int]] = []
-    _spy(monkeypatch, krylov, "eigh", seen)
+    _spy(monkeypatch, krylov, "project_out", seen)
     X = np.random.default_rng(3).standard_normal((500, 4))
     with blas_threads(1), kpca.config_context(small_algebra_flops=0):
         kpca.WeightedKernelPCA(3, kernel="rbf", gamma=0.3, eigen_solver="krylov",
