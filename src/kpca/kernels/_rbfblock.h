@@ -46,16 +46,22 @@ pack(const float *B, Py_ssize_t c, Py_ssize_t p, float *P)
    scalef). */
 #define ROUND_MAGIC 12582912.0f /* 1.5 * 2^23 */
 
+/* x clamped to the exponential's range: at most 0 with clamp (then x <= 0, or NaN:
+   the upper bound holds), else at most EXP_HIGH; at least EXP_LOW */
 static inline pf4
-exp4(pf4 x, int clamp)
+exp4_range(pf4 x, int clamp)
 {
-    if (clamp) /* then x <= 0 (or NaN): the upper bound holds */
-        x = pf4_min_nan(x, 0.0f);
-    else
-        x = pf4_min_nan(x, EXP_HIGH);
-    x = pf4_max_nan(x, EXP_LOW);
-    pf4 t = pf4_fmadd(x, pf4_set1(LOG2E), pf4_set1(ROUND_MAGIC));
-    pf4 n = pf4_sub(t, pf4_set1(ROUND_MAGIC));
+    x = pf4_min_nan(x, clamp ? 0.0f : EXP_HIGH);
+    return pf4_max_nan(x, EXP_LOW);
+}
+
+/* exp(x) = 2^n p for x in range: returns p, and t holding n in its low bits (t = x
+   log2(e) rounded by ROUND_MAGIC), which the callers apply as 2^n their own way */
+static inline pf4
+exp4_poly(pf4 x, pf4 *t)
+{
+    *t = pf4_fmadd(x, pf4_set1(LOG2E), pf4_set1(ROUND_MAGIC));
+    pf4 n = pf4_sub(*t, pf4_set1(ROUND_MAGIC));
     pf4 r = pf4_sub(x, pf4_mul(n, pf4_set1(LN2_HI)));
     r = pf4_sub(r, pf4_mul(n, pf4_set1(LN2_LO)));
     pf4 p = pf4_set1(P0);
@@ -65,7 +71,14 @@ exp4(pf4 x, int clamp)
     p = pf4_fmadd(p, r, pf4_set1(P4));
     p = pf4_fmadd(p, r, pf4_set1(P5));
     p = pf4_fmadd(p, pf4_mul(r, r), r);
-    p = pf4_add(p, pf4_set1(1.0f));
+    return pf4_add(p, pf4_set1(1.0f));
+}
+
+static inline pf4
+exp4(pf4 x, int clamp)
+{
+    pf4 t;
+    pf4 p = exp4_poly(exp4_range(x, clamp), &t);
     return pf4_scale(p, t);
 }
 
@@ -151,24 +164,10 @@ block_portable_1(const float *A, Py_ssize_t p, const float *P, float *out, Py_ss
 static inline pf4
 exp4_fast(pf4 x, int clamp, pf4 *fine)
 {
-    if (clamp)
-        x = pf4_min_nan(x, 0.0f);
-    else
-        x = pf4_min_nan(x, EXP_HIGH);
-    x = pf4_max_nan(x, EXP_LOW);
+    x = exp4_range(x, clamp);
     *fine = pf4_within(x, EXP_FAST_LOW, EXP_FAST_HIGH);
-    pf4 t = pf4_fmadd(x, pf4_set1(LOG2E), pf4_set1(ROUND_MAGIC));
-    pf4 n = pf4_sub(t, pf4_set1(ROUND_MAGIC));
-    pf4 r = pf4_sub(x, pf4_mul(n, pf4_set1(LN2_HI)));
-    r = pf4_sub(r, pf4_mul(n, pf4_set1(LN2_LO)));
-    pf4 p = pf4_set1(P0);
-    p = pf4_fmadd(p, r, pf4_set1(P1));
-    p = pf4_fmadd(p, r, pf4_set1(P2));
-    p = pf4_fmadd(p, r, pf4_set1(P3));
-    p = pf4_fmadd(p, r, pf4_set1(P4));
-    p = pf4_fmadd(p, r, pf4_set1(P5));
-    p = pf4_fmadd(p, pf4_mul(r, r), r);
-    p = pf4_add(p, pf4_set1(1.0f));
+    pf4 t;
+    pf4 p = exp4_poly(x, &t);
     return pf4_add_exponent(p, t);
 }
 
