@@ -1,0 +1,33 @@
+#!/bin/bash
+# The device machine's checks in one call (a session lent a GPU machine: one H100/H200
+# and 16 CPU cores, no network; docs/scaling.md and docs/benchmarks.md hold what it
+# printed on 2026-11-27, about 210 s in all). Run from the repository root there:
+#
+#     bash benchmarks/device_check.sh
+#
+# It needs array-api-compat and array-api-strict as wheels in .whl/ (pip download
+# --no-deps --only-binary=:all: --python-version 3.12 array-api-compat
+# array-api-strict -d .whl, here), builds the compiled kernels there, then runs: the
+# CUDA tests (PyTorch on CUDA, CuPy), the 100,000-row CPU fit under 3 GB on the 16
+# cores, the compiled kernels' variants, each device product path, and the GPU fits.
+# Each step has its own time limit and writes its output under $OUT (or /tmp/out).
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT
+export PYTHONUNBUFFERED=1
+T0=$(date +%s); el() { echo "[t=$(( $(date +%s) - T0 ))s] $*"; }
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+python3 setup.py build_ext --inplace -q > $OUT/build.txt 2>&1; tail -2 $OUT/build.txt
+export PYTHONPATH=/tmp/site:$PWD/src
+git log --oneline -1 2>/dev/null; python3 -c "import triton,torch;print('triton',triton.__version__,'torch',torch.__version__)"
+el cudatests
+KPCA_TEST_TORCH_DEVICE=cuda KPCA_TEST_CUPY=1 timeout 110 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_triton_rbf.py tests/kernels/test_cupy_rbf.py tests/test_array_api.py > $OUT/cudatests.txt 2>&1; echo "cudatests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cudatests.txt | tail -15
+el fit100k
+timeout 60 python3 benchmarks/bench_fit.py --n --kpca-only 100000 100000 --memory-limit 3GB --warm 4 > $OUT/fit100k.txt 2>&1; echo "fit rc $?"; grep -E "^\| 100000|roofline prim" $OUT/fit100k.txt
+el variants
+timeout 90 python3 benchmarks/bench_variants.py --rounds 2 --repeats 3 --warm 2 --pieces > $OUT/variants.txt 2>&1; echo "variants rc $?"; grep -E "^\||x86" $OUT/variants.txt
+el product
+timeout 110 python3 benchmarks/bench_device_product.py --device cuda --n 100000 1000000 --fit 100000 1000000 --budget 92 > $OUT/product.txt 2>&1; echo "product rc $?"; cat $OUT/product.txt | tail -40
+el gpu
+timeout 70 python3 benchmarks/bench_gpu.py --device cuda --n 100000 1000000 --repeats 3 --ref-max 0 --check-max 100000 > $OUT/gpu.txt 2>&1; echo "gpu rc $?"; cat $OUT/gpu.txt
+el done
+# Not run by default (about 130 s): the thread-scaling table against sgemm on 16 cores,
+#     python3 benchmarks/bench_threads.py --repeats 3
