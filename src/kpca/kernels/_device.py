@@ -154,17 +154,11 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
             return None
         if path == "cupy":
             return cupy_rbf_product(gamma, X, Y, C)
-        try:
-            return cupy_rbf_product(gamma, X, Y, C)
-        except Exception as exc:  # noqa: BLE001 - a build or launch failure
-            from cupy.cuda.memory import OutOfMemoryError
+        from cupy.cuda.memory import OutOfMemoryError
 
-            if isinstance(exc, OutOfMemoryError):
-                raise
-            warnings.warn(f"kpca's CuPy RBF kernel failed ({type(exc).__name__}: {exc}); "
-                          "tiles serve instead (set device_rbf_product='tiles' to skip it).",
-                          RuntimeWarning, stacklevel=2)
-            return None
+        return _unless_it_fails(lambda: cupy_rbf_product(gamma, X, Y, C), OutOfMemoryError,
+                                "CuPy RBF kernel", "tiles serve instead (set "
+                                "device_rbf_product='tiles' to skip it).")
     if not array_api_compat.is_torch_array(X) or path in ("tiles", "cupy"):
         return None
     if path in ("auto", "triton"):
@@ -182,17 +176,14 @@ def _fused_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
         if why_not is None and path == "triton":
             return triton_rbf_product(gamma, X, Y, C)
         if why_not is None:
-            try:
-                return triton_rbf_product(gamma, X, Y, C)
-            except Exception as exc:  # noqa: BLE001 - a build or launch failure
-                from torch.cuda import OutOfMemoryError
+            from torch.cuda import OutOfMemoryError
 
-                if isinstance(exc, OutOfMemoryError):
-                    raise
-                warnings.warn(f"kpca's Triton RBF product failed ({type(exc).__name__}: "
-                              f"{exc}); PyTorch's attention serves instead (set "
-                              "device_rbf_product='attention' to skip Triton).",
-                              RuntimeWarning, stacklevel=2)
+            out = _unless_it_fails(lambda: triton_rbf_product(gamma, X, Y, C),
+                                   OutOfMemoryError, "Triton RBF product",
+                                   "PyTorch's attention serves instead (set "
+                                   "device_rbf_product='attention' to skip Triton).")
+            if out is not None:
+                return out
         else:
             logger.debug("Triton RBF product not used: %s", why_not)
             if path == "triton":
@@ -254,6 +245,20 @@ def _attention_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
             logger.debug("fused RBF product unavailable (%s): tiles instead", exc)
             return None
         return o[:, :c] / o[:, c : c + 1]
+
+
+def _unless_it_fails(run: Any, out_of_memory: type, what: str, instead: str) -> Any | None:
+    """``run()``, or ``None`` with a ``RuntimeWarning`` naming the error and what serves
+    ``instead`` where a fused kernel of ``device_rbf_product='auto'`` fails to build or
+    launch; running out of device memory is the caller's error and propagates."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - a build or launch failure
+        if isinstance(exc, out_of_memory):
+            raise
+        warnings.warn(f"kpca's {what} failed ({type(exc).__name__}: {exc}); {instead}",
+                      RuntimeWarning, stacklevel=4)
+        return None
 
 
 def sink_attention_inputs(gamma: float, X: Any, Y: Any, C: Any, xp: Any, e: int,
