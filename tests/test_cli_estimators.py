@@ -163,7 +163,7 @@ def test_every_parameter_has_a_flag(capsys):
     for name, cls in cli.ESTIMATORS.items():
         assert name in text
         for param in set(cls().get_params()) - {"copy_X"}:
-            flag = cli._flag(param).split("/")[-1]
+            flag = cli._main._flag(param).split("/")[-1]
             assert f"{flag} " in text or f"{flag}," in text, (name, param)
     assert "--n-landmarks M number of landmarks (default: 100) [nystrom]" in text
 

@@ -64,7 +64,7 @@ def test_the_wheel_holds_the_package_its_type_marker_and_the_examples(built):
     wheel, _ = built
     names = zipfile.ZipFile(wheel).namelist()
     assert "kpca/__init__.py" in names and "kpca/py.typed" in names
-    assert "kpca/cli.py" in names and "kpca/_entry.py" in names
+    assert {"kpca/cli/__init__.py", "kpca/cli/__main__.py", "kpca/_entry.py"} <= set(names)
     examples = {Path(n).name for n in names if "/data/share/kpca/examples/" in n}
     assert {"report.py", "_shared.py", "circles_moons.py", "dual_pca.py"} <= examples
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "docs/"))]

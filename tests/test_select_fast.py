@@ -73,7 +73,7 @@ def test_classifier_and_scoring_are_options(circles):
     for name in CLASSIFIERS:
         r = select_kernel(X, y, candidates=cand, cv=3, classifier=name)
         assert 0.5 < r.rows[0]["score"] <= 1.0, name
-    assert cli._classifiers() == list(CLASSIFIERS)
+    assert cli._main._classifiers() == list(CLASSIFIERS)
     with pytest.raises(ValueError, match="classifier must be an estimator or one of logistic"):
         select_kernel(X, y, candidates=cand, classifier="forest")
     with pytest.raises(ValueError, match="n_components must be an integer >= 1 or 'auto'"):

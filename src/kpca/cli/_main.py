@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 import numpy as np
 from sklearn.pipeline import make_pipeline
 
-from . import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
-from . import io as kio
-from ._rows import RowSource
+from .. import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
+from .. import io as kio
+from .._rows import RowSource
 
 logger = logging.getLogger("kpca")
 PROG = "kpca"
@@ -363,7 +363,7 @@ def _first_row(args: argparse.Namespace, X, columns) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from . import plotting
+    from .. import plotting
 
     path = Path(args.output)
     if path.suffix.lower() not in plotting.SAVE_FORMATS:
@@ -439,7 +439,7 @@ def _scree_null(est: Any, args: argparse.Namespace) -> Any:
                          "the training rows of an exact model on vectors (kpca fit, "
                          f"--estimator exact); this is a {type(est).__name__} model. Fit it "
                          "with -k auto to keep the analysis in the model.")
-    from .selection import parallel_analysis
+    from ..selection import parallel_analysis
 
     return parallel_analysis(est.X_fit_, kernel=est.kernel_, center=est.center,
                              random_state=args.seed, n_jobs=est.n_jobs)
@@ -448,7 +448,7 @@ def _scree_null(est: Any, args: argparse.Namespace) -> Any:
 def _cmd_select(args: argparse.Namespace) -> int:
     from sklearn.metrics import get_scorer_names
 
-    from .selection import select_kernel
+    from ..selection import select_kernel
 
     if args.scoring is not None and args.scoring not in get_scorer_names():
         close = difflib.get_close_matches(args.scoring, get_scorer_names(), n=3)
@@ -475,7 +475,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     if args.model is None:  # this machine, not a model
-        from ._info import format_info, system_info
+        from .._info import format_info, system_info
 
         info = system_info()
         print(json.dumps(info, indent=2) if args.json else format_info(info))
@@ -489,7 +489,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import main as demo  # the examples: heavy, and optional
+    from ..demo import main as demo  # the examples: heavy, and optional
 
     only = kio.split_list(args.only, str, "--only") if args.only else None
     return demo(args.out, quick=args.quick, only=only)
