@@ -11,23 +11,43 @@
 # CUDA tests (PyTorch on CUDA, CuPy), the 100,000-row CPU fit under 3 GB on the 16
 # cores, the compiled kernels' variants, each device product path, and the GPU fits.
 # Each step has its own time limit and writes its output under $OUT (or /tmp/out).
+# STEPS="cudatests gpu" runs only those steps; EXTRA="python3 benchmarks/..." runs one
+# more command at the end (a helper's device figure), e.g.
+#
+#     STEPS="cudatests gpu" EXTRA="python3 benchmarks/bench_robust.py --device cuda" \
+#         bash benchmarks/device_check.sh
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 export PYTHONUNBUFFERED=1
 T0=$(date +%s); el() { echo "[t=$(( $(date +%s) - T0 ))s] $*"; }
+# STEPS picks the steps (default: all five); EXTRA is one more command, run last
+want() { [[ " ${STEPS:-cudatests fit100k variants product gpu} " == *" $1 "* ]]; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 python3 setup.py build_ext --inplace -q > $OUT/build.txt 2>&1; tail -2 $OUT/build.txt
 export PYTHONPATH=/tmp/site:$PWD/src
 git log --oneline -1 2>/dev/null; python3 -c "import triton,torch;print('triton',triton.__version__,'torch',torch.__version__)"
+if want cudatests; then
 el cudatests
-KPCA_TEST_TORCH_DEVICE=cuda KPCA_TEST_CUPY=1 timeout 110 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_triton_rbf.py tests/kernels/test_cupy_rbf.py tests/test_array_api.py > $OUT/cudatests.txt 2>&1; echo "cudatests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cudatests.txt | tail -15
+# every test file that reads the device switches (the array-API suite, the fused
+# kernels, the device estimators and pre-images)
+KPCA_TEST_TORCH_DEVICE=cuda KPCA_TEST_CUPY=1 timeout ${CUDA_TESTS_S:-150} python3 -m pytest -q -p no:cacheprovider $(grep -rlE "KPCA_TEST_TORCH_DEVICE|KPCA_TEST_CUPY" tests | sort) > $OUT/cudatests.txt 2>&1; echo "cudatests rc $?"; grep -E "passed|failed|FAILED|Error" $OUT/cudatests.txt | tail -15
+fi
+if want fit100k; then
 el fit100k
 timeout 60 python3 benchmarks/bench_fit.py --n --kpca-only 100000 100000 --memory-limit 3GB --warm 4 > $OUT/fit100k.txt 2>&1; echo "fit rc $?"; grep -E "^\| 100000|roofline prim" $OUT/fit100k.txt
+fi
+if want variants; then
 el variants
 timeout 90 python3 benchmarks/bench_variants.py --rounds 2 --repeats 3 --warm 2 --pieces > $OUT/variants.txt 2>&1; echo "variants rc $?"; grep -E "^\||x86" $OUT/variants.txt
+fi
+if want product; then
 el product
 timeout 110 python3 benchmarks/bench_device_product.py --device cuda --n 100000 1000000 --fit 100000 1000000 --budget 92 > $OUT/product.txt 2>&1; echo "product rc $?"; cat $OUT/product.txt | tail -40
+fi
+if want gpu; then
 el gpu
-timeout 70 python3 benchmarks/bench_gpu.py --device cuda --n 100000 1000000 --repeats 3 --ref-max 0 --check-max 100000 > $OUT/gpu.txt 2>&1; echo "gpu rc $?"; cat $OUT/gpu.txt
+timeout ${GPU_S:-150} python3 benchmarks/bench_gpu.py --device cuda --n 100000 1000000 --repeats 3 --ref-max 0 --check-max ${CHECK_MAX:-1000000} > $OUT/gpu.txt 2>&1; echo "gpu rc $?"; cat $OUT/gpu.txt
+fi
+if [ -n "$EXTRA" ]; then el extra; bash -c "$EXTRA"; fi
 el done
 # Not run by default (about 130 s): the thread-scaling table against sgemm on 16 cores,
 #     python3 benchmarks/bench_threads.py --repeats 3
