@@ -39,7 +39,7 @@ Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--stream-rows 1000000] [--skip-refit-all] [--tol TOL] [--sklearn]
        [--warm-memory GIB] [--skip-exact] [--skip-bounded] [--skip-memory]
        python benchmarks/bench_incremental.py --costs [--repeats 7] [--fit-rows 6500]
-       [--update-at 6000 10000]
+       [--update-at 6000 10000] [--trace]
 """
 
 from __future__ import annotations
@@ -241,6 +241,7 @@ def costs_part(a) -> None:
           "(wall) | incremental CPU (ms) | KernelPCA CPU (ms) | ratio (CPU) | passes "
           "| load average before -> after | runs, wall (inc/KernelPCA, ms) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    traces: list[str] = []
     for data in ("gauss", "blobs"):
         n_max = max([a.fit_rows, *a.update_at]) + b
         X = make_data(data, n_max, seed=0)
@@ -287,6 +288,57 @@ def costs_part(a) -> None:
                 print(costs_row(f"{data}: update of {b} rows at {n0:,} ({how} model)", wall,
                                 cpu, f"{sorted(set(passes))} (eigenvalues vs refit {err:.0e})",
                                 (load0, os.getloadavg()[0])), flush=True)
+                if a.trace:
+                    traces.append(update_trace(f"{data}, {n0:,}, {how}", base, nxt, k,
+                                               float(np.median(cpu[:, 1])), a.repeats))
+    if a.trace:
+        print("\n| update | worst wanted residual: pass-free step, after each pass "
+              "| one pass of the grown matrix, k columns, CPU (ms) | passes x pass / "
+              "update (CPU) | **refit / (passes x pass)**: the ratio with no other work |")
+        print("|---|---|---|---|---|")
+        print("\n".join(traces))
+
+
+def update_trace(label: str, base, nxt, k: int, refit_cpu: float, repeats: int) -> str:
+    """Where one update's time goes: the residual of its worst wanted pair after the
+    pass-free step and after each pass (the solver's debug log), the CPU time of one
+    pass over the grown stored matrix with ``k`` columns (the update's pass width),
+    and the ratio to a refit that an update made only of its passes would reach."""
+    import logging
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    log = logging.getLogger("kpca")
+    handler, level = Keep(level=logging.DEBUG), log.level
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        c = time.process_time()
+        m = copy.copy(base).partial_fit(nxt)
+        total = time.process_time() - c
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    steps = [r.rsplit(" ", 1)[1] for r in records
+             if r.startswith("incremental update: first residual")
+             or r.startswith("incremental update: pass ")]
+    Z = np.random.default_rng(0).standard_normal((m.gram_.n, k))
+    m.gram_.matmat(Z)
+    times = []
+    for _ in range(repeats):
+        c = time.process_time()
+        m.gram_.matmat(Z)
+        times.append(time.process_time() - c)
+    p = float(np.median(times))
+    passes = m.n_passes_
+    share = passes * p / total if total > 0 else float("nan")
+    bound = f"**{refit_cpu / (passes * p):.1f}x**" if passes else "-"
+    what = " -> ".join(steps) if steps else "(solved as a batch: no update step)"
+    return f"| {label} | {what} | {p * 1e3:.0f} | {share:.0%} | {bound} |"
 
 
 def main() -> None:
@@ -318,6 +370,9 @@ def main() -> None:
                         "(issue 31), on both data sets")
     p.add_argument("--fit-rows", type=int, default=6500)
     p.add_argument("--update-at", type=int, nargs="+", default=[6000, 10000])
+    p.add_argument("--trace", action="store_true",
+                   help="with --costs: each update's residual after every step, the CPU "
+                        "time of one pass, and the ratio an update of passes alone reaches")
     a = p.parse_args()
     warnings.simplefilter("ignore")
     if a.costs:
