@@ -212,6 +212,41 @@ def test_nystrom_denoise_on_the_device(name, dtype):
         close(to_host(D), ref.denoise(T, n_components=2, method=method), dtype, bound)
 
 
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("make", [
+    lambda: kpca.SphericalKernelPCA(4, gamma=0.2),   # normalised scores: raw ones inverted
+    lambda: kpca.WeightedKernelPCA(4, gamma=0.2),    # a weighted centre, row scales
+    lambda: kpca.KernelROBPCA(4, gamma=0.2, random_state=0),
+], ids=["spherical", "weighted", "robpca"])
+def test_robust_host_fits_denoise_device_rows_on_the_device(name, make, data):
+    """A robust centre (weights, scales) is part of the uploaded geometry: device rows
+    of a NumPy robust fit are denoised on their device as the NumPy rows are."""
+    X, T = data
+    est = make().fit(X)
+    Td = asarray(name, T)
+    for method in ("fixed_point", "mds"):
+        D = est.denoise(Td, method=method)
+        on_device_of(D, Td, np.float64)
+        close(to_host(D), est.denoise(T, method=method), np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_sparse_training_rows_keep_the_host_path(name, data):
+    """A NumPy fit on a sparse matrix has sparse expansion points: its pre-images of
+    device rows are computed on the host (as before) and come back in the namespace."""
+    import scipy.sparse as sp
+
+    X, T = data
+    est = kpca.KernelPCA(4, kernel="rbf", gamma=0.2).fit(sp.csr_matrix(X))
+    Td = asarray(name, T)
+    D = est.denoise(Td)
+    on_device_of(D, Td, np.float64)
+    close(to_host(D), est.denoise(T), np.float64)
+    R = est.inverse_transform(asarray(name, est.transform(T)), method="mds")
+    on_device_of(R, Td, np.float64)
+    close(to_host(R), est.inverse_transform(est.transform(T), method="mds"), np.float64)
+
+
 # ------------------------------------------------------------------ the functions
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("block_bytes", [1, 4000, 15360, 10**9])
