@@ -46,6 +46,7 @@ from .preimage import (
     mds_preimage,
     score_space_kernel,
 )
+from .preimage._device import DeviceSpace, device_space_supported
 from .subspace import FittedSubspace
 
 #: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
@@ -472,30 +473,34 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Only with ``return_info=True``.
         """
         check_is_fitted(self)
-        xp = device_namespace(X)
-        if xp is not None:
-            if ((self._default_inverse if method is None else method) == "ridge"
-                    and not return_info):
-                return self._ridge_device(X, xp)
-            # the iterative pre-images run on the host: NumPy in, the namespace out
-            out = self.inverse_transform(to_host(X), method=method, n_neighbors=n_neighbors,
-                                         max_iter=max_iter, tol=tol, return_info=return_info)
-            return _in_namespace(out, xp, X.device)
         method = self._default_inverse if method is None else method
         _check_options(n_neighbors, max_iter, tol)
         self._check_vector_input()
         method = self._check_method(method, ("auto", *INVERSE_METHODS))
-        Y = np.asarray(X, dtype=np.float64)
+        xp = device_namespace(X)
+        if xp is not None and method == "ridge":
+            return self._ridge_device(X, xp, return_info)
+        Y = X if xp is not None else np.asarray(X, dtype=np.float64)
         k = self.n_components_
         if method == "ridge":
             return self._ridge_inverse(np.asarray(X), return_info)
         if Y.ndim != 2 or not 1 <= Y.shape[1] <= k:
             raise ValueError(
                 f"inverse_transform(method={method!r}) expects scores of shape (n_samples, q) "
-                f"with 1 <= q <= {k} (the fitted n_components_); got shape {Y.shape}."
+                f"with 1 <= q <= {k} (the fitted n_components_); got shape {tuple(Y.shape)}."
             )
-        _check_finite_scores(Y)
+        _check_finite_scores(Y, xp)
         space = self._preimage_space(Y.shape[1])
+        if xp is not None:
+            if not device_space_supported(space):
+                # sparse expansion points (a host fit): on the host, the namespace out
+                out = self.inverse_transform(to_host(X), method=method,
+                                             n_neighbors=n_neighbors, max_iter=max_iter,
+                                             tol=tol, return_info=return_info)
+                return _in_namespace(out, xp, X.device)
+            # on the scores' device, in the model's precision (docs/preimages.md)
+            space = DeviceSpace(space, xp, X.device, self.eigenvalues_.dtype)
+            Y = xp.astype(Y, space.dtype)
         Z0 = None
         if method == "fixed_point":
             Z0, _ = mds_preimage(space, Y, n_neighbors=n_neighbors,
@@ -540,15 +545,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         method = self._check_method(method, DENOISE_METHODS)
         xp = device_namespace(X)
         if xp is not None:
-            if method == "ridge" and not return_info:
-                Y = self.transform(X)  # on the device; the other components set to 0
-                Y = xp.concat([Y[:, :q], xp.zeros((Y.shape[0], k - q), dtype=Y.dtype,
-                                                  device=Y.device)], axis=1)
-                return self._ridge_device(Y, xp)
-            out = self.denoise(to_host(X), n_components=n_components, method=method,
-                               n_neighbors=n_neighbors, max_iter=max_iter, tol=tol,
-                               return_info=return_info)
-            return _in_namespace(out, xp, X.device)
+            return self._denoise_device(X, xp, q, method, n_neighbors, max_iter, tol,
+                                        return_info)
         if method == "ridge":
             Y = np.asarray(self.transform(X), dtype=np.float64)
             Y[:, q:] = 0.0
@@ -564,8 +562,38 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return self._solve_preimage(space, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
 
-    def _ridge_device(self, Y: Any, xp: Any) -> Any:
-        """The learned pre-image of scores ``Y`` (an Array API array), on its device."""
+    def _denoise_device(self, X: Any, xp: Any, q: int, method: str, n_neighbors: int,
+                        max_iter: int, tol: float, return_info: bool):
+        """:meth:`denoise` of an Array API array, on its device, in the model's precision:
+        the raw projection, then the pre-image (docs/preimages.md)."""
+        k = self.n_components_
+        if method == "ridge":
+            Y = self.transform(X)  # on the device; the other components set to 0
+            Y = xp.concat([Y[:, :q], xp.zeros((Y.shape[0], k - q), dtype=Y.dtype,
+                                              device=Y.device)], axis=1)
+            return self._ridge_device(Y, xp, return_info, q=q)
+        space = self._preimage_space(q)
+        if not device_space_supported(space):
+            # sparse expansion points (a host fit): on the host, the namespace out
+            out = self.denoise(to_host(X), n_components=q, method=method,
+                               n_neighbors=n_neighbors, max_iter=max_iter, tol=tol,
+                               return_info=return_info)
+            return _in_namespace(out, xp, X.device)
+        self._check_device_rows(X, xp)
+        dtype = self.eigenvalues_.dtype
+        ds = DeviceSpace(space, xp, X.device, dtype)
+        # raw coordinates <phi(t) - theta, f_l> (as the host's raw_projection)
+        Y = self.subspace_.transform_device(
+            X, xp, dtype=dtype,
+            block_bytes=self._block_bytes("transform_block_bytes", 3))[:, :q]
+        Z0 = xp.astype(X, ds.dtype) if method == "fixed_point" else None
+        return self._solve_preimage(ds, Y, method, Z0, n_neighbors, max_iter, tol,
+                                    return_info)
+
+    def _ridge_device(self, Y: Any, xp: Any, return_info: bool = False,
+                      q: int | None = None) -> Any:
+        """The learned pre-image of scores ``Y`` (an Array API array), on its device;
+        with ``return_info`` its residual on the first ``q`` components too."""
         if not hasattr(self, "dual_coef_"):
             raise NotFittedError(
                 "The fit_inverse_transform parameter was not set to True when fitting; "
@@ -577,10 +605,21 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Yf = from_host(Y_fit, xp, Y.device)
         D = from_host(np.asarray(self.dual_coef_, dtype=Y_fit.dtype), xp, Y.device)
         rows = self._block_bytes("preimage_block_bytes", 8) // (8 * max(1, Y_fit.shape[0]))
-        return device_block_product(kernel, xp.astype(Y, float_dtype(xp, Y_fit.dtype)), Yf,
-                                    D, xp, rows)
+        Yd = xp.astype(Y, float_dtype(xp, Y_fit.dtype))
+        Z = device_block_product(kernel, Yd, Yf, D, xp, rows)
+        if not return_info:
+            return Z
+        q = Y_fit.shape[1] if q is None else q
+        space = self.subspace_.truncate(q)
+        if device_space_supported(space):
+            ds = DeviceSpace(space, xp, Y.device, Y_fit.dtype)
+            residual = to_host(ds.residual(Z, Yd[:, :q]), np.float64)
+        else:
+            residual = space.residual(to_host(Z, np.float64), to_host(Yd[:, :q], np.float64))
+        return Z, PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
+        """``space``: a FittedSubspace (NumPy scores) or a DeviceSpace (device scores)."""
         block_bytes = self._block_bytes("preimage_block_bytes", 8)
         if method == "fixed_point":
             Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol,
@@ -588,11 +627,13 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             _warn_not_converged(info, max_iter)
         else:
             Z, info = mds_preimage(space, Y, n_neighbors=n_neighbors, block_bytes=block_bytes)
-        out = Z.astype(self.eigenvalues_.dtype, copy=False)
+        device = isinstance(space, DeviceSpace)
+        out = Z if device else Z.astype(self.eigenvalues_.dtype, copy=False)
         if not return_info:
             return out
+        residual = space.residual(Z, Y, block_bytes)
         return out, PreimageInfo(info.method, info.converged, info.n_iter, info.restarted,
-                                 space.residual(Z, Y, block_bytes))
+                                 to_host(residual, np.float64) if device else residual)
 
 
 def _check_options(n_neighbors: Any, max_iter: Any, tol: Any) -> None:
@@ -606,8 +647,9 @@ def _check_options(n_neighbors: Any, max_iter: Any, tol: Any) -> None:
         raise ValueError(f"tol must be a finite number >= 0; got {tol!r}.")
 
 
-def _check_finite_scores(Y: np.ndarray) -> None:
-    if not np.all(np.isfinite(Y)):  # (as scikit-learn's check; never a silent NaN)
+def _check_finite_scores(Y: Any, xp: Any = None) -> None:
+    finite = np.all(np.isfinite(Y)) if xp is None else xp.all(xp.isfinite(Y))
+    if not bool(finite):  # (as scikit-learn's check; never a silent NaN)
         raise ValueError("inverse_transform: the scores contain NaN or infinity.")
 
 

@@ -489,7 +489,7 @@ class KernelPCA(BaseKernelPCA):
                 dec, found = self._decompose_auto(X, kernel, rng, distributed, gamma)
             else:
                 dec = self._decompose(X, kernel, rng, distributed, device)
-        out = self._set_fitted(X, kernel, dec, gamma)
+        out = self._set_fitted(X, kernel, dec, gamma, device_X=device)
         if auto:
             self.parallel_analysis_ = found
         else:
@@ -506,8 +506,12 @@ class KernelPCA(BaseKernelPCA):
         X = self._validate_X(X, reset=True, kernel=self._make_kernel())
         return X, distributed, check_random_state(self.random_state)
 
-    def _set_fitted(self, X, kernel: Kernel, dec: _Decomposition, gamma: float) -> np.ndarray:
-        """Fitted attributes from a decomposition; returns ``fit_transform``'s output."""
+    def _set_fitted(self, X, kernel: Kernel, dec: _Decomposition, gamma: float, *,
+                    device_X: Any = None) -> np.ndarray:
+        """Fitted attributes from a decomposition; returns ``fit_transform``'s output.
+
+        ``device_X``: the training rows as an Array API array (``X`` their host copy),
+        where the learned pre-image (``fit_inverse_transform``) is then fitted."""
         values, vectors = dec.result.values, dec.result.vectors
         n = X.shape[0]
         for name, value in dec.fitted.items():
@@ -539,9 +543,20 @@ class KernelPCA(BaseKernelPCA):
         self._set_outlier_statistics(sd, od)
         out = Z if self._normalized else raw.astype(values.dtype, copy=False)
         if self.fit_inverse_transform:
-            self.dual_coef_ = fit_ridge_preimage(score_space_kernel(kernel), out, X, self.alpha)
+            self.dual_coef_ = self._fit_ridge(score_space_kernel(kernel), out, X, device_X)
             self.X_transformed_fit_ = out
         return out
+
+    def _fit_ridge(self, kernel: Kernel, Y: np.ndarray, X: Any, device_X: Any) -> np.ndarray:
+        """The learned pre-image's dual coefficients (NumPy, as every fitted attribute):
+        with ``device_X``, the n x n solve runs on its device and only the (n, d)
+        coefficients come back (docs/preimages.md)."""
+        if device_X is None:
+            return fit_ridge_preimage(kernel, Y, X, self.alpha)
+        xp = device_namespace(device_X)
+        Yd = xp.astype(from_host(Y, xp, device_X.device), device_X.dtype)
+        C = fit_ridge_preimage(kernel, Yd, device_X, self.alpha)
+        return to_host(C, np.result_type(Y.dtype, X.dtype))
 
     #: ``transform`` divides the scores by ``||phi(t) - theta||`` (spherical KPCA)
     _normalized = False

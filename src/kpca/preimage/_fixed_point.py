@@ -37,10 +37,12 @@ import logging
 
 import numpy as np
 
+from .._array_api import device_namespace, from_host
 from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial
 from ..subspace import FittedSubspace
 from ._base import PreimageInfo
+from ._device import as_device_space, fixed_point_device
 
 logger = logging.getLogger("kpca")
 
@@ -133,11 +135,13 @@ def fixed_point_preimage(
 
     Parameters
     ----------
-    space : FittedSubspace
+    space : FittedSubspace or DeviceSpace
         The fitted subspace (kernel, expansion points, coefficients, centre).
-    Y : ndarray of shape (m, k)
-        Scores on the ``space.k`` components (the points ``P phi(t)`` to invert).
-    Z0 : ndarray of shape (m, d)
+    Y : array of shape (m, k)
+        Scores on the ``space.k`` components (the points ``P phi(t)`` to invert). An
+        Array API array (PyTorch, CuPy, ...): the iteration runs on its device, in its
+        precision, and ``Z`` is returned there (:mod:`._device`).
+    Z0 : array of shape (m, d)
         Start points: the noisy input itself when denoising, otherwise e.g. the
         MDS pre-image or the nearest training point.
     max_iter : int, default=100
@@ -151,11 +155,20 @@ def fixed_point_preimage(
 
     Returns
     -------
-    Z : ndarray of shape (m, d), float64
+    Z : array of shape (m, d)
+        float64 NumPy for NumPy scores, else Y's namespace, device and precision.
     info : PreimageInfo
         ``converged``, ``n_iter``, ``restarted`` per point (``residual`` is None).
     """
     check_fixed_point_kernel(space.kernel)
+    ds, xp = as_device_space(space, Y)
+    if ds is not None:
+        if device_namespace(Z0) is None:
+            Z0 = from_host(np.asarray(Z0, dtype=ds.np_dtype), xp, ds.device)
+        return fixed_point_device(
+            ds, Y, Z0, max_iter=max_iter, tol=tol, vanish=_VANISH,
+            block_bytes=get_config()["preimage_block_bytes"] if block_bytes is None
+            else block_bytes)
     Y = np.asarray(Y, dtype=np.float64)
     Z = np.array(Z0, dtype=np.float64, copy=True)
     m = Y.shape[0]

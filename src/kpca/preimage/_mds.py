@@ -26,12 +26,16 @@ neighbours only, never (m, n, d).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from .._array_api import device_namespace
 from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial
 from ..subspace import FittedSubspace
 from ._base import PreimageInfo
+from ._device import DeviceSpace, as_device_space
 
 #: kernels the distance-based pre-image supports (the distance map is invertible)
 MDS_KERNELS = ("rbf", "poly", "linear")
@@ -48,74 +52,84 @@ def check_mds_kernel(kernel) -> None:
         )
 
 
-def _root(x: np.ndarray, p: float) -> np.ndarray:
+def _root(x: Any, p: float, xp: Any = np) -> Any:
     """Real ``x^(1/p)``: sign-preserving for odd integer ``p``, else ``max(x, 0)^(1/p)``."""
     if p == int(p) and int(p) % 2 == 1:
-        return np.sign(x) * np.abs(x) ** (1.0 / p)
-    return np.maximum(x, 0.0) ** (1.0 / p)
+        return xp.sign(x) * xp.abs(x) ** (1.0 / p)
+    return xp.clip(x, 0.0, None) ** (1.0 / p)
 
 
-def input_sqdist(space: FittedSubspace, Y: np.ndarray, idx: np.ndarray, fd2: np.ndarray
-                 ) -> np.ndarray:
+def input_sqdist(space: FittedSubspace, Y: Any, idx: Any, fd2: Any) -> Any:
     """Input-space squared distances from the pre-image to the neighbours ``idx``.
+
+    Written once for the host and the device: ``space`` is a
+    :class:`~kpca.subspace.FittedSubspace` with NumPy arrays, or a
+    :class:`._device.DeviceSpace` with arrays of its namespace.
 
     Parameters
     ----------
-    space : FittedSubspace
-    Y : ndarray of shape (m, k)
+    space : FittedSubspace or DeviceSpace
+    Y : array of shape (m, k)
         Scores.
-    idx : ndarray of int, shape (m, q)
+    idx : array of int, shape (m, q)
         Neighbour indices (training rows).
-    fd2 : ndarray of shape (m, q)
+    fd2 : array of shape (m, q)
         Their feature-space squared distances to ``P phi(t)``.
 
     Returns
     -------
-    ndarray of shape (m, q), >= 0
+    array of shape (m, q), >= 0
     """
+    xp = _namespace(space)
     kernel = space.kernel
     check_mds_kernel(kernel)
     if isinstance(kernel, Linear):
-        return fd2.copy()
+        return fd2 * 1.0  # (a new array)
     if isinstance(kernel, RBF):
-        arg = np.clip(1.0 - 0.5 * fd2, np.finfo(np.float64).tiny, 1.0)
-        return -np.log(arg) / float(kernel.gamma)
+        arg = xp.clip(1.0 - 0.5 * fd2, float(xp.finfo(fd2.dtype).smallest_normal), 1.0)
+        return -xp.log(arg) / float(kernel.gamma)
     g, c, p = float(kernel.gamma), float(kernel.coef0), float(kernel.degree)
-    N = space.take(idx.ravel()).reshape(idx.shape + (space.n_features,))
-    xx = np.einsum("mqd,mqd->mq", N, N)
+    N = xp.reshape(space.take(xp.reshape(idx, (-1,))), tuple(idx.shape) + (space.n_features,))
+    xx = xp.sum(N * N, axis=2)
     kxx = (g * xx + c) ** p
     pn = space.proj_sqnorm(Y)
     inner = 0.5 * (pn[:, None] + kxx - fd2)
-    zx = (_root(inner, p) - c) / g
-    zz = (_root(pn, p) - c) / g
-    return np.maximum(zz[:, None] + xx - 2.0 * zx, 0.0)
+    zx = (_root(inner, p, xp) - c) / g
+    zz = (_root(pn, p, xp) - c) / g
+    return xp.clip(zz[:, None] + xx - 2.0 * zx, 0.0, None)
 
 
-def mds_from_distances(N: np.ndarray, d2: np.ndarray, rcond: float = 1e-6) -> np.ndarray:
+def mds_from_distances(N: Any, d2: Any, rcond: float = 1e-6) -> Any:
     """Points whose squared distances to the rows of each ``N[a]`` are ``d2[a]``.
 
     Parameters
     ----------
-    N : ndarray of shape (m, q, d)
-        Neighbours of each point.
-    d2 : ndarray of shape (m, q)
+    N : array of shape (m, q, d)
+        Neighbours of each point (NumPy, or any Array API namespace).
+    d2 : array of shape (m, q)
         Squared input-space distances to them.
     rcond : float
         Relative cut-off on the neighbours' singular values.
 
     Returns
     -------
-    ndarray of shape (m, d)
+    array of shape (m, d), N's namespace
     """
-    mean = N.mean(axis=1)
+    xp = device_namespace(N) or np
+    mean = xp.mean(N, axis=1)
     Nc = N - mean[:, None, :]
-    U, s, Vt = np.linalg.svd(Nc, full_matrices=False)  # (m,q,r), (m,r), (m,r,d)
-    d02 = np.einsum("mqr,mr->mq", U**2, s**2)  # ||u_j S||^2
+    U, s, Vt = xp.linalg.svd(Nc, full_matrices=False)  # (m,q,r), (m,r), (m,r,d)
+    d02 = xp.sum(U * U * (s * s)[:, None, :], axis=2)  # ||u_j S||^2
     keep = s > rcond * s[:, :1]
-    inv = np.zeros_like(s)
-    np.divide(1.0, s, out=inv, where=keep)
-    local = -0.5 * inv * np.einsum("mqr,mq->mr", U, d2 - d02)
-    return mean + np.einsum("mr,mrd->md", local, Vt)
+    one = xp.ones_like(s)
+    inv = xp.where(keep, one / xp.where(keep, s, one), 0.0 * one)
+    local = -0.5 * inv * xp.sum(U * (d2 - d02)[:, :, None], axis=1)  # (m, r)
+    return mean + xp.sum(local[:, :, None] * Vt, axis=1)
+
+
+def _namespace(space: Any) -> Any:
+    """The namespace of the pre-image geometry ``space`` (NumPy for a FittedSubspace)."""
+    return space.xp if isinstance(space, DeviceSpace) else np
 
 
 def mds_preimage(
@@ -130,9 +144,10 @@ def mds_preimage(
 
     Parameters
     ----------
-    space : FittedSubspace
-    Y : ndarray of shape (m, k)
-        Scores on the ``space.k`` components.
+    space : FittedSubspace or DeviceSpace
+    Y : array of shape (m, k)
+        Scores on the ``space.k`` components. An Array API array (PyTorch, CuPy, ...):
+        computed on its device, in its precision, and returned there.
     n_neighbors : int, default=10
         Training points used to locate each pre-image (clipped to ``n``). The
         result lies in their affine hull: for exact recovery of a d-dimensional
@@ -146,23 +161,31 @@ def mds_preimage(
 
     Returns
     -------
-    Z : ndarray of shape (m, d), float64
+    Z : array of shape (m, d)
+        float64 NumPy for NumPy scores, else Y's namespace, device and precision.
     info : PreimageInfo
     """
     check_mds_kernel(space.kernel)
-    Y = np.asarray(Y, dtype=np.float64)
-    m, d = Y.shape[0], space.n_features
+    ds, xp = as_device_space(space, Y)
+    d = space.n_features
+    if ds is None:
+        Y = np.asarray(Y, dtype=np.float64)
+        Z = np.empty((Y.shape[0], d))
+        xp = np
+    else:  # on Y's device (docs/scaling.md), in its precision
+        space, Y = ds, xp.astype(Y, ds.dtype)
+        Z = xp.empty((Y.shape[0], d), dtype=ds.dtype, device=ds.device)
+    m = Y.shape[0]
     q = min(int(n_neighbors), space.n)
-    Z = np.empty((m, d))
     if block_bytes is None:
         block_bytes = get_config()["preimage_block_bytes"]
     # neighbour tensors (rows, q, d) and the search's (rows, block) blocks are kept
     # near block_bytes
     rows = max(1, min(block_bytes // (8 * q * max(d, 1) * 3), space.row_chunk(block_bytes)))
     for a0 in range(0, m, rows):
-        Ya = Y[a0 : a0 + rows]
+        Ya = Y[a0 : min(a0 + rows, m), ...]
         idx, fd2 = space.nearest(Ya, q, block_bytes)
         d2 = input_sqdist(space, Ya, idx, fd2)
-        N = space.take(idx.ravel()).reshape(idx.shape + (d,))
-        Z[a0 : a0 + rows] = mds_from_distances(N, d2, rcond)
+        N = xp.reshape(space.take(xp.reshape(idx, (-1,))), tuple(idx.shape) + (d,))
+        Z[a0 : min(a0 + rows, m), ...] = mds_from_distances(N, d2, rcond)
     return Z, PreimageInfo.closed_form("mds", m)

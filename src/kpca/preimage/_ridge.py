@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 
+from .._array_api import device_namespace
 from .._config import get_config
 from ..kernels import Anova, Kernel
+from ..kernels._device import device_block
+
+logger = logging.getLogger("kpca")
 
 
 def score_space_kernel(kernel: Kernel) -> Kernel:
@@ -16,6 +23,10 @@ def score_space_kernel(kernel: Kernel) -> Kernel:
     if isinstance(kernel, Anova):
         return Anova(gamma=kernel.gamma)
     return kernel
+
+
+_NON_FINITE = ("the learned pre-image kernel on the scores has non-finite values; "
+               "scale the data or change the kernel parameters.")
 
 
 def fit_ridge_preimage(
@@ -28,7 +39,9 @@ def fit_ridge_preimage(
     kernel : Kernel
         Kernel on the score space.
     Y : ndarray of shape (n, k)
-        Training scores.
+        Training scores. An Array API array (PyTorch, CuPy, ...): ``K_Y`` is formed
+        and factored on its device (:func:`_fit_on_device`), and ``X`` must be an
+        array of the same namespace, device and dtype.
     X : array-like or sparse of shape (n, d)
         Training inputs.
     alpha : float
@@ -37,8 +50,12 @@ def fit_ridge_preimage(
     Returns
     -------
     dual_coef : ndarray of shape (n, d)
-        Solves ``(K_Y + alpha I) C = X``.
+        Solves ``(K_Y + alpha I) C = X``; in Y's namespace and on its device for an
+        Array API ``Y``.
     """
+    xp = device_namespace(Y)
+    if xp is not None:
+        return _fit_on_device(kernel, Y, X, alpha, xp)
     n = Y.shape[0]
     K = kernel.block(Y)
     K.flat[:: n + 1] += alpha
@@ -50,11 +67,79 @@ def fit_ridge_preimage(
         # fail when alpha is tiny next to the kernel's scale (e.g. a poly kernel on
         # large scores). A least-squares solve is then the stable answer.
         if not np.all(np.isfinite(K)):
-            raise ValueError(
-                "the learned pre-image kernel on the scores has non-finite values; "
-                "scale the data or change the kernel parameters."
-            ) from None
+            raise ValueError(_NON_FINITE) from None
         return linalg.lstsq(K, Xd, check_finite=False)[0].astype(K.dtype, copy=False)
+
+
+def _fit_on_device(kernel: Kernel, Y: Any, X: Any, alpha: float, xp: Any) -> Any:
+    """:func:`fit_ridge_preimage` on Y's device: ``K_Y + alpha I`` formed there (one
+    n x n array, never copied to the host) and solved by its Cholesky factor (PyTorch,
+    CuPy) or the namespace's ``linalg.solve``; where the factorisation fails (``K_Y +
+    alpha I`` is positive definite only in exact arithmetic: tiny ``alpha`` next to the
+    kernel's scale) the minimum-norm least-squares solution from ``linalg.eigh``, with
+    the host's ``lstsq`` cut-off (eps times the largest eigenvalue)."""
+    X = xp.astype(X, Y.dtype)
+    n = Y.shape[0]
+    K = _add_to_diagonal(xp, device_block(kernel, Y, Y, xp), alpha)
+    if not bool(xp.all(xp.isfinite(K))):
+        raise ValueError(_NON_FINITE)
+    C = _solve_positive(xp, K, X)
+    if C is not None:
+        return C
+    logger.debug("learned pre-image: K + alpha I not positive definite in %s; "
+                 "least-squares solve (n = %d)", K.dtype, n)
+    w, V = xp.linalg.eigh(K)
+    cut = float(xp.finfo(K.dtype).eps) * float(xp.max(xp.abs(w)))
+    keep = xp.abs(w) > cut
+    one = xp.ones_like(w)
+    winv = xp.where(keep, one / xp.where(keep, w, one), 0.0 * one)
+    return V @ (winv[:, None] * (xp.matrix_transpose(V) @ X))
+
+
+def _add_to_diagonal(xp: Any, K: Any, alpha: float) -> Any:
+    """``K + alpha I``, in place where the library allows it (no second n x n array)."""
+    import array_api_compat
+
+    if array_api_compat.is_torch_array(K):
+        K.diagonal().add_(alpha)
+        return K
+    if array_api_compat.is_cupy_array(K) and K.flags.c_contiguous:
+        K.ravel()[:: K.shape[0] + 1] += alpha
+        return K
+    return K + alpha * xp.eye(K.shape[0], dtype=K.dtype, device=K.device)
+
+
+def _solve_positive(xp: Any, K: Any, B: Any) -> Any | None:
+    """``K^-1 B`` for a symmetric positive definite ``K`` on its device, by a Cholesky
+    factor where the library has a triangular solve (PyTorch; CuPy with cupyx), else by
+    the standard ``linalg.solve``; ``None`` where the factorisation fails or the result
+    is not finite."""
+    import array_api_compat
+
+    if array_api_compat.is_torch_array(K):
+        import torch
+
+        L, info = torch.linalg.cholesky_ex(K)
+        if int(info) != 0:
+            return None
+        C = torch.cholesky_solve(B, L)
+    elif array_api_compat.is_cupy_array(K):
+        import cupy
+        import cupyx
+        from cupyx.scipy.linalg import solve_triangular
+
+        try:
+            with cupyx.errstate(linalg="raise"):  # (CuPy's default: NaNs, no error)
+                L = cupy.linalg.cholesky(K)
+        except np.linalg.LinAlgError:
+            return None
+        C = solve_triangular(L, solve_triangular(L, B, lower=True), lower=True, trans="T")
+    else:
+        try:
+            C = xp.linalg.solve(K, B)
+        except Exception:  # the namespace's own LinAlgError (singular in round-off)
+            return None
+    return C if bool(xp.all(xp.isfinite(C))) else None
 
 
 def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: np.ndarray,
