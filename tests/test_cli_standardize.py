@@ -223,7 +223,7 @@ def test_select_standardize_supervised_is_the_fold_pipeline(data):
 def test_select_standardize_unsupervised_scales_per_training_fold(data):
     X = data[0]
     res = select_kernel(X, candidates={"kernel": ["rbf"], "gamma": [0.5]}, cv=3,
-                        standardize=True)
+                        standardize=True, alpha=1e-3)
     errs = []
     for train, test in KFold(3, shuffle=True, random_state=0).split(X):
         mean, std = X[train].mean(0), X[train].std(0)

@@ -847,6 +847,27 @@ _register("cupy_rbf_max_values", Setting(
     "one group), so that 3 blocks of 128 threads fit a multiprocessor's 64K.",
     low=4))
 
+# -- the unsupervised selection criterion: held-out reconstruction through a ridge
+# pre-image whose penalty is chosen by GCV (kpca.selection, kpca.preimage._ridge;
+# docs/math.md, "Choosing gamma and the kernel without labels")
+_register("preimage_gcv_points_per_decade", Setting(
+    8,
+    "Penalties per decade on the grid on which generalized cross-validation chooses "
+    "the ridge pre-image's alpha (from sqrt(eps) times the score kernel's largest "
+    "eigenvalue to 10 times their mean). Rule: GCV is smooth in log alpha; 8 points a "
+    "decade put the chosen alpha within a factor 10^(1/16) = 1.15 of the grid's "
+    "minimiser, and the whole grid costs O(points x rows) after one eigendecomposition.",
+    low=1))
+_register("selection_preimage_rows", Setting(
+    512,
+    "Most training rows from which the unsupervised selection criterion learns a "
+    "fold's pre-image map (a random subsample of the training fold, the same for every "
+    "candidate; the kernel PCA itself uses all of them). Rule: cost. The map's penalty "
+    "needs the eigendecomposition of the m x m score kernel, about 9 m^3 flops per "
+    "candidate, fold and k (LAPACK's dsyevd); m = 512 is 1.2 Gflop, a fraction of a "
+    "second on one core, below the fold's own kernel matrix for n of a few thousand.",
+    low=2))
+
 
 # ---------------------------------------------------------------------------- machinery
 

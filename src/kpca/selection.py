@@ -11,11 +11,12 @@ data its model did not see):
   it: then one per fold), candidate by candidate (a candidate that fails is a row
   whose reason is in :attr:`SelectionResult.notes`);
 * **unsupervised** (no labels): the input-space reconstruction error of the
-  held-out rows, ``mean ||x - z*(x)||^2`` over the test folds, where ``z*`` is a
-  pre-image of the projection of ``x`` on the first components (docs/math.md,
-  "Pre-images and denoising"):
-  the learned ridge pre-image (``fit_inverse_transform=True``), and the other
-  pre-image methods when the estimator offers them
+  held-out rows, ``mean ||x - z(x)||^2`` over the test folds, where ``z`` is the
+  learned ridge pre-image (kernel ridge from the training fold's scores back to its
+  inputs, with an intercept, its penalty chosen by generalized cross-validation on
+  the training fold) of the projection of ``x`` on the first components:
+  :func:`reconstruction_error` (docs/math.md, "Choosing gamma and the kernel without
+  labels"); the other pre-image methods when asked for
   (``inverse_transform(Y, method=...)``).
 
 :func:`select_kernel` returns a :class:`SelectionResult` with one row per
@@ -50,6 +51,7 @@ from ._memory import default_memory_limit
 from ._parallel import blas_threads
 from ._parallel_analysis import ParallelAnalysis, check_parallel_analysis
 from .operators import gram_matrix
+from .preimage import gcv_ridge_preimage, score_space_kernel
 
 logger = logging.getLogger("kpca")
 
@@ -57,8 +59,10 @@ __all__ = [
     "CLASSIFIERS",
     "DEFAULT_CANDIDATES",
     "SelectionResult",
+    "ReconstructionCV",
     "expand_candidates",
     "parallel_analysis",
+    "reconstruction_error",
     "select_kernel",
 ]
 
@@ -93,7 +97,9 @@ class SelectionResult:
     rows : list of dict
         One per candidate: ``params`` (the KernelPCA parameters), ``score``
         (mean over folds), ``std``, ``rank`` (1 = best), for the unsupervised
-        criterion ``method`` (pre-image method), and with ``n_components='auto'``
+        criterion ``method`` (pre-image method) and for its learned pre-image
+        ``alpha`` (the median over the folds of the penalty), and with
+        ``n_components='auto'``
         ``n_components`` (the candidate's k, by parallel analysis).
     criterion : str
         The supervised score's name (``'accuracy'`` by default; higher is better) or
@@ -118,8 +124,9 @@ class SelectionResult:
         higher = self.criterion != "reconstruction_mse"
         extra = any("method" in r for r in self.rows)
         auto = any("n_components" in r for r in self.rows)
+        alpha = any("alpha" in r for r in self.rows)
         head = (["rank", "parameters"] + (["k"] if auto else []) + (["pre-image"] if extra
-                else []) + [f"{self.criterion} (mean)", "std"])
+                else []) + (["alpha"] if alpha else []) + [f"{self.criterion} (mean)", "std"])
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in sorted(self.rows, key=lambda r: r["rank"]):
             cells = [str(r["rank"]), _params_text(r["params"])]
@@ -127,6 +134,9 @@ class SelectionResult:
                 cells.append(str(r.get("n_components", "")))
             if extra:
                 cells.append(str(r.get("method", "")))
+            if alpha:  # the ridge pre-image's penalty (median over the folds)
+                a = r.get("alpha", math.nan)
+                cells.append(format(a, ".3g") if math.isfinite(a) else "")
             fmt = ".4f" if higher else ".4g"
             score = "failed" if not math.isfinite(r["score"]) else format(r["score"], fmt)
             std = "" if not math.isfinite(r["std"]) else format(r["std"], fmt)
@@ -261,7 +271,7 @@ def select_kernel(
     classifier: Any = None,
     scoring: Any = None,
     preimage_methods: Iterable[str] = ("ridge",),
-    alpha: float = 1e-3,
+    alpha: float | str = "gcv",
     n_jobs: int | None = None,
     random_state: int | None = 0,
     standardize: bool = False,
@@ -274,7 +284,8 @@ def select_kernel(
     y : array-like of shape (n_samples,), default=None
         Labels: supervised selection (classifier accuracy on the kernel PCA
         features, cross-validated over a Pipeline). ``None``: unsupervised
-        selection (held-out pre-image reconstruction error).
+        selection (held-out reconstruction error through the learned pre-image,
+        :func:`reconstruction_error`; lower is better).
     candidates : dict of lists, list of dicts, default=None
         KernelPCA parameters to try, e.g. ``{"kernel": ["rbf"], "gamma": [0.1, 1,
         "median"]}``; default :data:`DEFAULT_CANDIDATES`.
@@ -295,10 +306,14 @@ def select_kernel(
         (accuracy).
     preimage_methods : iterable of str, default=('ridge',)
         Unsupervised criterion: pre-image methods to score. ``'ridge'`` is the
-        learned pre-image; others (``'fixed_point'``, ``'mds'``) are used when
-        the estimator's ``inverse_transform`` accepts ``method=``.
-    alpha : float, default=1e-3
-        Ridge penalty of the learned pre-image (unsupervised criterion).
+        learned pre-image of :func:`reconstruction_error`; others (``'fixed_point'``,
+        ``'mds'``) are scored too when asked for.
+    alpha : 'gcv' or float, default='gcv'
+        Unsupervised criterion: the learned pre-image's ridge penalty, chosen by
+        generalized cross-validation on each training fold (the row's ``alpha`` is
+        the median over the folds), or this fixed value. The refitted
+        ``best_estimator`` (``fit_inverse_transform=True``) gets GCV's penalty on all
+        rows.
     n_jobs : int, default=None
         Threads of each kernel matrix and fit (and the parallel jobs of the
         supervised cross-validation when the kernel matrix does not fit in memory).
@@ -322,6 +337,10 @@ def select_kernel(
     that raised them.
     """
     params_list = expand_candidates(candidates)
+    _check_candidates(params_list)
+    if y is None:
+        _check_alpha(alpha)
+        _check_cv_rows(cv, np.shape(X)[0])
     if not (n_components == "auto" or (isinstance(n_components, (int, np.integer))
                                        and not isinstance(n_components, bool)
                                        and n_components >= 1)):
@@ -334,7 +353,7 @@ def select_kernel(
             return _supervised(X, y, params_list, ks, cv, classifier, scoring, n_jobs,
                                random_state, standardize, auto=n_components == "auto")
         return _unsupervised(X, params_list, ks, cv, tuple(preimage_methods), alpha,
-                             random_state, standardize, auto=n_components == "auto")
+                             random_state, standardize, n_jobs, auto=n_components == "auto")
 
 
 class _counted_warnings:
@@ -483,14 +502,44 @@ def _fold_scalings(X, folds, standardize) -> list[Any]:
 def _shared_kernel_scores(X, y, folds, scaled, params, k, clf, scorer, random_state, n_jobs,
                           number, n_candidates) -> np.ndarray:
     """The fold scores of ``Pipeline(KernelPCA(k, **params), clf)``, from one kernel
-    matrix of all rows that each fold slices.
+    matrix of all rows that each fold slices (:func:`_fold_projections`)."""
+    scores = []
+    for fold in _fold_projections(scaled, folds, params, k, random_state, n_jobs,
+                                  number, n_candidates, shared=True):
+        # the classifier sees n x k scores: BLAS threads woken for its small products
+        # cost more than they save (lbfgs on the digits: 4x the CPU time on 2 threads)
+        with blas_threads(1):
+            fitted = clone(clf).fit(fold.Z_train, y[fold.train])
+            scores.append(float(scorer(fitted, fold.Z_test, y[fold.test])))
+    return np.asarray(scores)
 
-    A fold's model is ``KernelPCA(kernel='precomputed')`` fitted on ``K[train, train]``
-    and applied to ``K[test, train]``: the kernel PCA the pipeline fits on the training
-    rows (centred with the training rows' means) and its projection of the held-out
-    rows. The kernel is resolved on each training fold as the pipeline's would be (a
-    ``gamma`` heuristic can differ between folds); K is computed again only when the
-    resolved kernel or the fold's scaling differs from the previous fold's.
+
+@dataclass
+class _Fold:
+    """One fold's kernel PCA: its rows, the resolved kernel, the (scaled) rows of X
+    its kernel saw, and the scores of its training and held-out rows."""
+
+    train: np.ndarray
+    test: np.ndarray
+    kernel: Any
+    X: Any
+    Z_train: np.ndarray
+    Z_test: np.ndarray
+
+
+def _fold_projections(scaled, folds, params, k, random_state, n_jobs, number, n_candidates,
+                      *, shared):
+    """Yield each fold's :class:`_Fold`: ``KernelPCA(k, **params)`` fitted on the
+    training rows and the scores of the held-out ones, with a progress record each.
+
+    ``shared``: from one kernel matrix of all rows that each fold slices: the fold's
+    model is ``KernelPCA(kernel='precomputed')`` fitted on ``K[train, train]`` and
+    applied to ``K[test, train]``, the kernel PCA fitted on the training rows (centred
+    with their means) and its projection of the held-out rows. The kernel is resolved
+    on each training fold as a pipeline's would be (a ``gamma`` heuristic can differ
+    between folds); K is computed again only when the resolved kernel or the fold's
+    scaling differs from the previous fold's. Otherwise (K does not fit in memory) the
+    estimator is fitted on the training rows themselves.
     """
     # set_params: an unknown name is a ValueError (a failed row), as in the pipeline
     base = KernelPCA(n_components=k, random_state=random_state, n_jobs=n_jobs).set_params(
@@ -498,11 +547,14 @@ def _shared_kernel_scores(X, y, folds, scaled, params, k, clf, scorer, random_st
     base._validate_params()
     kernel = base._make_kernel()
     key, K = None, None
-    scores = []
     for f, (tr, te) in enumerate(folds, 1):
         _progress(f"candidate {number}/{n_candidates}, fold {f}/{len(folds)}",
                   (number - 1) * len(folds) + f - 1, n_candidates * len(folds))
         Xf = scaled[f - 1]
+        if not shared:
+            est = clone(base).fit(Xf[tr])
+            yield _Fold(tr, te, est.kernel_, Xf, est.transform(Xf[tr]), est.transform(Xf[te]))
+            continue
         # as KernelPCA.fit: the heuristic's subsample is drawn from a fresh random_state
         rng = None if random_state is None else check_random_state(random_state)
         kern = kernel.resolve(Xf[tr], random_state=rng)
@@ -519,13 +571,7 @@ def _shared_kernel_scores(X, y, folds, scaled, params, k, clf, scorer, random_st
         model = KernelPCA(n_components=k, kernel="precomputed", random_state=random_state,
                           n_jobs=n_jobs, eigen_solver=base.eigen_solver, copy_X=False)
         Z_train = model.fit_transform(K[np.ix_(tr, tr)])
-        Z_test = model.transform(K[np.ix_(te, tr)])
-        # the classifier sees n x k scores: BLAS threads woken for its small products
-        # cost more than they save (lbfgs on the digits: 4x the CPU time on 2 threads)
-        with blas_threads(1):
-            fitted = clone(clf).fit(Z_train, y[tr])
-            scores.append(float(scorer(fitted, Z_test, y[te])))
-    return np.asarray(scores)
+        yield _Fold(tr, te, kern, Xf, Z_train, model.transform(K[np.ix_(te, tr)]))
 
 
 def _params_text(params: Mapping[str, Any]) -> str:
@@ -537,35 +583,319 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _reconstruct(est: KernelPCA, X: np.ndarray, method: str) -> np.ndarray:
-    Y = est.transform(X)
-    if method == "ridge":
-        return np.asarray(est.inverse_transform(Y))
-    return np.asarray(est.inverse_transform(Y, method=method))
+    return np.asarray(est.inverse_transform(est.transform(X), method=method))
 
 
-def _unsupervised(X, params_list, ks, cv, methods, alpha, random_state, standardize, *,
-                  auto=False):
+@dataclass
+class ReconstructionCV:
+    """The held-out reconstruction errors of :func:`reconstruction_error`.
+
+    Attributes
+    ----------
+    params : list of dict
+        The candidates' KernelPCA parameters.
+    n_components : list of tuple of int
+        Each candidate's numbers of components (the columns of ``errors``).
+    errors : ndarray of shape (n_candidates, n_k, n_folds)
+        Mean squared error ``mean ||x - z(x)||^2 / d`` over each held-out fold (in
+        standardized units with ``standardize=True``); NaN where the candidate failed.
+    alphas : ndarray of shape (n_candidates, n_k, n_folds)
+        The pre-image penalty of each fold (GCV's choice, or the fixed ``alpha``).
+    notes : list of str
+        Why candidates failed.
+    """
+
+    params: list[dict[str, Any]]
+    n_components: list[tuple[int, ...]]
+    errors: np.ndarray
+    alphas: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    def mean(self) -> np.ndarray:
+        """Mean error over the folds, shape (n_candidates, n_k) (NaN if a fold failed)."""
+        return self.errors.mean(axis=2)
+
+    def best(self, column: int = 0) -> dict[str, Any]:
+        """Parameters of the candidate with the smallest mean error in ``column`` of
+        ``n_components`` (the first by default)."""
+        m = self.mean()[:, column]
+        if not np.any(np.isfinite(m)):
+            raise ValueError("reconstruction_error: every candidate failed: "
+                             + "; ".join(self.notes))
+        return dict(self.params[int(np.nanargmin(m))])
+
+
+def _check_cv_rows(cv: Any, n: int) -> Any:
+    """``cv`` as a splitter of the unsupervised folds (an int: shuffled KFold)."""
+    if isinstance(cv, (int, np.integer)) and not isinstance(cv, bool):
+        if not 2 <= cv <= n:
+            raise ValueError(f"cv must be an integer between 2 and the number of rows "
+                             f"({n}), or a cross-validation splitter; got {cv}.")
+        return None
+    if isinstance(cv, str) or not hasattr(cv, "split"):  # a str has a split method
+        raise ValueError(f"cv must be an integer >= 2 or a cross-validation splitter "
+                         f"(with a split method); got {cv!r}.")
+    return cv
+
+
+def _check_alpha(alpha: Any) -> float | None:
+    """``alpha``: 'gcv' (None) or a penalty >= 0."""
+    if isinstance(alpha, str) and alpha == "gcv":
+        return None
+    if (isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool)
+            and math.isfinite(alpha) and alpha >= 0):
+        return float(alpha)
+    raise ValueError(f"alpha must be 'gcv' or a number >= 0 (the pre-image's ridge "
+                     f"penalty); got {alpha!r}.")
+
+
+def _check_candidates(params_list: list[dict[str, Any]]) -> None:
+    """Every candidate's parameters are valid KernelPCA parameters (a bad name or value
+    is the user's error, named here, not a failed row)."""
+    for params in params_list:
+        try:
+            KernelPCA().set_params(**params)._validate_params()
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"candidate {{{_params_text(params)}}}: {_first_line(exc)}"
+                             ) from None
+
+
+def _check_ks(n_components: Any) -> tuple[int, ...] | str:
+    if n_components == "auto":
+        return "auto"
+    values = ([n_components] if isinstance(n_components, (int, np.integer))
+              else list(n_components) if isinstance(n_components, (list, tuple, np.ndarray))
+              else None)
+    if (not values or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                          or v < 1 for v in values)):
+        raise ValueError(f"n_components must be an integer >= 1, a list of them or 'auto'; "
+                         f"got {n_components!r}.")
+    return tuple(sorted({int(v) for v in values}))
+
+
+def reconstruction_error(
+    X: Any,
+    candidates: Any = None,
+    *,
+    n_components: int | Sequence[int] | str = 2,
+    cv: int | Any = 5,
+    alpha: float | str = "gcv",
+    standardize: bool = False,
+    random_state: int | None = 0,
+    n_jobs: int | None = None,
+) -> ReconstructionCV:
+    """Cross-validated input-space reconstruction error of candidate kernels: a
+    criterion for choosing gamma and the kernel without labels.
+
+    For each fold, the kernel PCA of the training rows is fitted, a learned pre-image
+    (kernel ridge from the training rows' scores back to their inputs, with the fitted
+    kernel on the scores as :class:`kpca.KernelPCA`'s ``fit_inverse_transform=True``,
+    plus an intercept, the training mean) is fitted with its penalty chosen by
+    generalized cross-validation on the training rows, and the held-out rows are
+    projected and mapped back: the score is ``mean((x - z(x))^2)`` over the held-out
+    rows and columns. Unlike the feature-space variance, it is measured in the same
+    units for every gamma and kernel. Lower is better. docs/math.md ("Choosing gamma
+    and the kernel without labels") gives the method, its assumptions and limits.
+
+    Work is shared: one kernel matrix per candidate that every fold slices (as the
+    supervised criterion of :func:`select_kernel`), one eigendecomposition per fold for
+    all of ``n_components`` (the scores of k components are the first k columns of
+    those of the largest), and one eigendecomposition of the score kernel per fold and
+    k for every penalty GCV tries.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Dense.
+    candidates : dict of lists, list of dicts, default=None
+        KernelPCA parameters to try (as :func:`select_kernel`).
+    n_components : int, sequence of int or 'auto', default=2
+        Components of the projection; several: one column of errors each, from the
+        same fits; ``'auto'``: each candidate's number by :func:`parallel_analysis` on
+        all rows.
+    cv : int or cross-validation splitter, default=5
+        An int: ``KFold(cv, shuffle=True, random_state=random_state)``.
+    alpha : 'gcv' or float, default='gcv'
+        The pre-image's ridge penalty: chosen per fold (and k) by GCV on the training
+        rows (:func:`kpca.preimage.gcv_ridge_preimage`), or this fixed value.
+    standardize : bool, default=False
+        Scale each column with a StandardScaler fitted on each training fold; the
+        errors are then in standardized units.
+    random_state : int or None, default=0
+        Folds, solvers and the subsample of training rows the pre-image is learned from
+        when a training fold has more than the setting ``selection_preimage_rows``
+        (512) rows (the same rows for every candidate).
+    n_jobs : int, default=None
+        Threads of the kernel matrices and fits.
+
+    Returns
+    -------
+    ReconstructionCV
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpca.selection import reconstruction_error
+    >>> rng = np.random.default_rng(0)
+    >>> t = rng.uniform(0, 3 * np.pi, 200)                    # a noisy helix
+    >>> X = np.c_[np.cos(t), np.sin(t), 0.3 * t] + 0.05 * rng.normal(size=(200, 3))
+    >>> res = reconstruction_error(X, {"kernel": ["rbf"], "gamma": [0.01, 0.1, 10]},
+    ...                            n_components=1)
+    >>> res.best()
+    {'gamma': 0.1, 'kernel': 'rbf'}
+    """
+    params_list = expand_candidates(candidates)
+    _check_candidates(params_list)
+    ks_spec = _check_ks(n_components)
+    fixed = _check_alpha(alpha)
+    if sp_issparse(X):
+        raise ValueError("reconstruction_error needs dense X (pre-images are dense).")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array of shape (n_samples, n_features); got "
+                         f"shape {X.shape}.")
+    splitter = _check_cv_rows(cv, X.shape[0])
+    with _counted_warnings():
+        ks = ([(k,) for k in _components(X, params_list, "auto", random_state, standardize,
+                                          n_jobs)]
+              if ks_spec == "auto" else [ks_spec] * len(params_list))
+        return _reconstruction_errors(X, params_list, ks, cv if splitter is None else splitter,
+                                      fixed, random_state, standardize, n_jobs)
+
+
+def _reconstruction_errors(X, params_list, ks, cv, fixed, random_state, standardize,
+                           n_jobs) -> ReconstructionCV:
+    splitter = (KFold(cv, shuffle=True, random_state=random_state)
+                if isinstance(cv, (int, np.integer)) else cv)
+    folds = list(splitter.split(X))
+    smallest = min(len(tr) for tr, _ in folds)
+    kmax = max(max(k) for k in ks)
+    if kmax >= smallest:
+        raise ValueError(f"n_components ({kmax}) must be smaller than the rows of the "
+                         f"smallest training fold ({smallest}).")
+    # the pre-image's rows of each fold: a subsample above the setting, the same for
+    # every candidate so that the candidates are compared on the same rows
+    m = get_config()["selection_preimage_rows"]
+    subsets = []
+    for f, (tr, _) in enumerate(folds):
+        if len(tr) <= m:
+            subsets.append(np.arange(len(tr)))
+        else:
+            seed = None if random_state is None else [int(random_state), f]
+            subsets.append(np.sort(np.random.default_rng(seed).choice(len(tr), m,
+                                                                      replace=False)))
+    n = X.shape[0]
+    shared = 2 * 8 * n * n <= default_memory_limit()
+    scaled = _fold_scalings(X, folds, standardize)
+    width = max(len(k) for k in ks)
+    errors = np.full((len(params_list), width, len(folds)), np.nan)
+    alphas = np.full_like(errors, np.nan)
+    notes: list[str] = []
+    for c, (params, kc) in enumerate(zip(params_list, ks, strict=True)):
+        try:
+            for f, fold in enumerate(_fold_projections(
+                    scaled, folds, params, max(kc), random_state, n_jobs, c + 1,
+                    len(params_list), shared=shared)):
+                if fold.Z_train.shape[1] < max(kc):
+                    raise ValueError(f"the kernel has {fold.Z_train.shape[1]} components "
+                                     f"on this fold, fewer than {max(kc)}")
+                sub = subsets[f]
+                X_train = fold.X[fold.train[sub]]
+                X_test = fold.X[fold.test]
+                ker = score_space_kernel(fold.kernel)
+                for j, k in enumerate(kc):
+                    Y = np.ascontiguousarray(fold.Z_train[sub, :k], dtype=np.float64)
+                    fit = gcv_ridge_preimage(ker, Y, X_train, alpha=fixed)
+                    Yt = np.asarray(fold.Z_test[:, :k], dtype=np.float64)
+                    R = fit.intercept + ker.block(Yt, Y) @ fit.dual_coef
+                    errors[c, j, f] = float(np.mean((X_test - R) ** 2))
+                    alphas[c, j, f] = fit.alpha
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            notes.append(f"{_params_text(params)}: failed ({_first_line(exc)})")
+            errors[c] = np.nan
+    return ReconstructionCV([dict(p) for p in params_list], [tuple(k) for k in ks], errors,
+                            alphas, notes)
+
+
+def _refit_alpha(Xs, params, k, random_state, n_jobs) -> float:
+    """The penalty of the refitted best estimator: GCV's on all rows (on the same size
+    of subsample as the folds, scaled by n / m: alpha = n lambda for a fixed per-row
+    penalty lambda of kernel ridge)."""
+    est = KernelPCA(n_components=k, random_state=random_state, n_jobs=n_jobs).set_params(
+        **params)
+    Z = est.fit_transform(Xs)
+    n, m = Z.shape[0], get_config()["selection_preimage_rows"]
+    sub = (np.arange(n) if n <= m else np.sort(np.random.default_rng(
+        None if random_state is None else [int(random_state)]).choice(
+            n, m, replace=False)))
+    fit = gcv_ridge_preimage(score_space_kernel(est.kernel_), np.asarray(Z[sub], np.float64),
+                             Xs[sub])
+    return fit.alpha * n / len(sub)
+
+
+def _unsupervised(X, params_list, ks, cv, methods, alpha, random_state, standardize, n_jobs,
+                  *, auto=False):
     if sp_issparse(X):
         raise ValueError("unsupervised selection needs dense X (pre-images are dense).")
-    splitter = KFold(cv, shuffle=True, random_state=random_state) if isinstance(cv, int) else cv
-    folds = []  # (training rows, held-out rows), scaled by the training fold's scaler
-    for train, test in splitter.split(X):
-        if standardize:
-            scaler = StandardScaler().fit(X[train])
-            folds.append((scaler.transform(X[train]), scaler.transform(X[test])))
-        else:
-            folds.append((X[train], X[test]))
-    base = KernelPCA(fit_inverse_transform=True, alpha=alpha, random_state=random_state)
+    fixed = _check_alpha(alpha)
+    splitter = _check_cv_rows(cv, X.shape[0])
+    cv = cv if splitter is None else splitter
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
+    if "ridge" in methods:
+        res = _reconstruction_errors(X, params_list, [(k,) for k in ks], cv, fixed,
+                                     random_state, standardize, n_jobs)
+        notes += res.notes
+        for c, params in enumerate(params_list):
+            e = res.errors[c, 0]
+            ok = bool(np.all(np.isfinite(e)))
+            rows.append({"params": dict(params), "method": "ridge",
+                         "alpha": float(np.median(res.alphas[c, 0])) if ok else math.nan,
+                         "score": float(e.mean()) if ok else math.nan,
+                         "std": float(e.std()) if ok else math.nan,
+                         **({"n_components": ks[c]} if auto else {})})
+    others = [m for m in methods if m != "ridge"]
+    if others:
+        rows += _other_preimages(X, params_list, ks, cv, others, random_state, standardize,
+                                 notes, auto)
+    rows = [r for r in rows if not (r["method"] != "ridge" and not math.isfinite(r["score"])
+                                    and all(not math.isfinite(q["score"]) for q in rows
+                                            if q["method"] == r["method"]))]
+    for r, rank in zip(rows, _ranks([r["score"] for r in rows], False), strict=True):
+        r["rank"] = rank
+    best = min(rows, key=lambda r: r["rank"])
+    if not math.isfinite(best["score"]):
+        raise ValueError("select_kernel: every candidate failed: " + "; ".join(notes))
+    k = ks[params_list.index(best["params"])]
+    Xs = StandardScaler().fit_transform(X) if standardize else X
+    best_alpha = (fixed if fixed is not None else
+                  _refit_alpha(Xs, best["params"], k, random_state, n_jobs))
+    best_est = KernelPCA(n_components=k, fit_inverse_transform=True, alpha=best_alpha,
+                         random_state=random_state, n_jobs=n_jobs).set_params(**best["params"])
+    best_est = (make_pipeline(StandardScaler(), best_est) if standardize else best_est).fit(X)
+    logger.info("select_kernel: best %s / %s (reconstruction MSE %.4g)", best["params"],
+                best["method"], best["score"])
+    return SelectionResult(rows, "reconstruction_mse", dict(best["params"]), best_est, notes)
+
+
+def _other_preimages(X, params_list, ks, cv, methods, random_state, standardize, notes,
+                     auto) -> list[dict[str, Any]]:
+    """Rows of the pre-image methods other than the learned one ('fixed_point',
+    'mds'): each fold's estimator fitted on the training rows."""
+    splitter = KFold(cv, shuffle=True, random_state=random_state) if isinstance(cv, int) else cv
+    folds = list(splitter.split(X))
+    scaled = _fold_scalings(X, folds, standardize)
+    rows = []
     for number, (params, k) in enumerate(zip(params_list, ks, strict=True), 1):
         per_method: dict[str, list[float]] = {m: [] for m in methods}
-        for f, (X_train, X_test) in enumerate(folds, 1):
-            _progress(f"candidate {number}/{len(params_list)}, fold {f}/{len(folds)}",
-                      (number - 1) * len(folds) + f - 1, len(params_list) * len(folds))
-            est = clone(base).set_params(n_components=k, **params)
+        for f, (tr, te) in enumerate(folds, 1):
+            _progress(f"candidate {number}/{len(params_list)}, fold {f}/{len(folds)}: "
+                      f"{', '.join(methods)}", (number - 1) * len(folds) + f - 1,
+                      len(params_list) * len(folds))
+            X_train, X_test = scaled[f - 1][tr], scaled[f - 1][te]
             try:
-                est.fit(X_train)
+                est = KernelPCA(n_components=k, random_state=random_state).set_params(
+                    **params).fit(X_train)
             except (ValueError, np.linalg.LinAlgError) as exc:
                 notes.append(f"{_params_text(params)}: fit failed ({_first_line(exc)})")
                 for m in methods:
@@ -575,8 +905,6 @@ def _unsupervised(X, params_list, ks, cv, methods, alpha, random_state, standard
                 try:
                     R = _reconstruct(est, X_test, m)
                     per_method[m].append(float(np.mean((X_test - R) ** 2)))
-                except TypeError:  # this kpca has no such pre-image method
-                    per_method[m].append(np.nan)
                 except ValueError as exc:
                     notes.append(f"{_params_text(params)}, {m}: {_first_line(exc)}")
                     per_method[m].append(np.nan)
@@ -587,18 +915,7 @@ def _unsupervised(X, params_list, ks, cv, methods, alpha, random_state, standard
                          "score": float(e.mean()) if ok else math.nan,
                          "std": float(e.std()) if ok else math.nan,
                          **({"n_components": k} if auto else {})})
-    rows = [r for r in rows if not (r["method"] != "ridge" and not math.isfinite(r["score"])
-                                    and all(not math.isfinite(q["score"]) for q in rows
-                                            if q["method"] == r["method"]))]
-    for r, rank in zip(rows, _ranks([r["score"] for r in rows], False), strict=True):
-        r["rank"] = rank
-    best = min(rows, key=lambda r: r["rank"])
-    best_est = clone(base).set_params(n_components=ks[params_list.index(best["params"])],
-                                      **best["params"])
-    best_est = (make_pipeline(StandardScaler(), best_est) if standardize else best_est).fit(X)
-    logger.info("select_kernel: best %s / %s (reconstruction MSE %.4g)", best["params"],
-                best["method"], best["score"])
-    return SelectionResult(rows, "reconstruction_mse", dict(best["params"]), best_est, notes)
+    return rows
 
 
 def sp_issparse(X: Any) -> bool:

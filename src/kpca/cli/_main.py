@@ -18,6 +18,7 @@ import difflib
 import functools
 import json
 import logging
+import math
 import os
 import re
 import signal
@@ -203,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="figure title")
     p = command("select", _cmd_select, "compare kernels by cross-validation: with labels, the "
                 "score (accuracy) of a classifier (logistic regression on the standardized "
-                "components) on the components, else the held-out reconstruction error; "
+                "components) on the components; without, the held-out reconstruction error "
+                "in input space through the learned pre-image (its ridge penalty chosen by "
+                "generalized cross-validation): a choice of gamma and kernel without labels; "
                 "prints a Markdown table; -k auto: each kernel's number of components by "
                 "parallel analysis")
     _add_io(p, labels=True)
@@ -218,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "parallel analysis (the components above a null of column-permuted "
                         "data; docs/math.md)")
     p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
+    p.add_argument("--alpha", type=_t(_select_alpha), default="gcv", metavar="ALPHA",
+                   help="without labels: the learned pre-image's ridge penalty, 'gcv' "
+                        "(default: chosen by generalized cross-validation on each training "
+                        "fold; docs/math.md) or a number >= 0")
     p.add_argument("--classifier", default="logistic", choices=list(_classifiers()),
                    help="with labels: the classifier on the components (default: logistic, "
                         "a logistic regression on the standardized components, max_iter "
@@ -421,6 +428,19 @@ def _select_components(text: str) -> int | str:
     return value
 
 
+def _select_alpha(text: str) -> float | str:
+    """``kpca select --alpha``: 'gcv' or a number >= 0."""
+    if text.strip().lower() == "gcv":
+        return "gcv"
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected 'gcv' or a number >= 0; got {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise ValueError(f"the penalty must be a finite number >= 0; got {text!r}")
+    return value
+
+
 def _classifiers() -> list[str]:
     """The names of kpca.selection.CLASSIFIERS (a test keeps them equal), without
     importing the classifiers' modules for every command."""
@@ -464,7 +484,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
                            standardize=args.standardize, classifier=args.classifier,
-                           scoring=args.scoring)
+                           scoring=args.scoring, alpha=args.alpha)
     text = kio.format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
                                 n_components=args.n_components, classifier=args.classifier)
     with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \

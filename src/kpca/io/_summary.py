@@ -68,7 +68,10 @@ def format_selection(data: Any, result: Any, *, supervised: bool, cv: int,
     :meth:`kpca.selection.SelectionResult.table` and the best parameters."""
     clf = _CLASSIFIER_TEXT.get(classifier, classifier)
     what = (f"cross-validated {result.criterion} of {clf} on the kernel PCA features"
-            if supervised else "held-out reconstruction error (MSE) of pre-images")
+            if supervised else "held-out reconstruction error (MSE, input space) through "
+            "the learned pre-image (column alpha: its ridge penalty, by generalized "
+            "cross-validation on each training fold unless --alpha fixes it; lower is "
+            "better)")
     k = ("each candidate's number of components by parallel analysis (column k)"
          if n_components == "auto" else f"{n_components} components")
     best = ", ".join(f"{k}={v!r}" for k, v in result.best_params.items())

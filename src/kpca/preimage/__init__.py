@@ -2,6 +2,8 @@
 
 * :func:`fit_ridge_preimage` / :func:`ridge_preimage` -- learned pre-image
   (Bakir et al. 2004), as scikit-learn's ``fit_inverse_transform=True``;
+  :func:`gcv_ridge_preimage` -- the same with an intercept and its penalty chosen
+  by generalized cross-validation (the unsupervised selection criterion);
 * :func:`fixed_point_preimage` -- fixed-point iteration (Mika et al. 1999);
 * :func:`mds_preimage` -- distance-based closed form (Kwok & Tsang 2003).
 
@@ -14,16 +16,24 @@ See docs/preimages.md.
 from ._base import PreimageInfo
 from ._fixed_point import FIXED_POINT_KERNELS, check_fixed_point_kernel, fixed_point_preimage
 from ._mds import MDS_KERNELS, check_mds_kernel, mds_from_distances, mds_preimage
-from ._ridge import fit_ridge_preimage, ridge_preimage, score_space_kernel
+from ._ridge import (
+    RidgeGCV,
+    fit_ridge_preimage,
+    gcv_ridge_preimage,
+    ridge_preimage,
+    score_space_kernel,
+)
 
 __all__ = [
     "FIXED_POINT_KERNELS",
     "MDS_KERNELS",
     "PreimageInfo",
+    "RidgeGCV",
     "check_fixed_point_kernel",
     "check_mds_kernel",
     "fit_ridge_preimage",
     "fixed_point_preimage",
+    "gcv_ridge_preimage",
     "mds_from_distances",
     "mds_preimage",
     "ridge_preimage",
