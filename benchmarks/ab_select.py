@@ -5,7 +5,8 @@ Runs the command of the issue,
     kpca select digits.csv --labels labels.txt --kernels linear,rbf,poly \
         --gammas median,0.01,0.1 -k 10
 
-in --pairs pairs of fresh processes, one per tree, alternating (before, after, before,
+(``--unsupervised``: the same without ``--labels``, the held-out reconstruction
+criterion) in --pairs pairs of fresh processes, one per tree, alternating (before, after, before,
 ...), each importing kpca from its tree's ``src``. digits.csv and labels.txt are written
 from ``sklearn.datasets.load_digits`` (1,797 rows, 64 columns) into a temporary folder.
 Per run it records the wall time, the CPU time of the process (user + system, from
@@ -42,14 +43,14 @@ def write_digits(folder: Path) -> None:
     np.savetxt(folder / "labels.txt", y, fmt="%d")
 
 
-def run_tree(src: str, folder: Path) -> dict[str, float]:
+def run_tree(src: str, folder: Path, command: list[str]) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
     where = os.path.abspath(src)
     code = (f"import sys, kpca; assert kpca.__file__.startswith({where!r}), kpca.__file__; "
             "from kpca.cli import main; sys.exit(main(sys.argv[1:]))")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, *COMMAND], cwd=folder, env=env,
+    out = subprocess.run([sys.executable, "-c", code, *command], cwd=folder, env=env,
                          capture_output=True, text=True, check=True)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -62,7 +63,11 @@ def main(argv=None) -> int:
     p.add_argument("--before", required=True, help="src folder of the old tree")
     p.add_argument("--after", required=True, help="src folder of the new tree")
     p.add_argument("--pairs", type=int, default=2)
+    p.add_argument("--unsupervised", action="store_true",
+                   help="the command without --labels (reconstruction criterion)")
     args = p.parse_args(argv)
+    command = ([c for c in COMMAND if c not in ("--labels", "labels.txt")]
+               if args.unsupervised else COMMAND)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_digits(folder)
@@ -70,7 +75,7 @@ def main(argv=None) -> int:
         print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         for i in range(args.pairs):
             for name in ("before", "after"):
-                r = run_tree(getattr(args, name), folder)
+                r = run_tree(getattr(args, name), folder, command)
                 runs[name].append(r)
                 print(f"pair {i + 1} {name:6s}: wall {r['wall']:7.1f} s, cpu {r['cpu']:7.1f} s, "
                       f"{r['stderr_lines']:3d} stderr lines, load {os.getloadavg()[0]:.1f}",
