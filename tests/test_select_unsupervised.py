@@ -326,3 +326,30 @@ def test_cli_select_without_labels_is_the_reconstruction_criterion(tmp_path, cap
     for bad in ("-1", "often"):
         assert main(["select", str(tmp_path / "helix.csv"), "--alpha", bad]) != 0
         assert "--alpha" in capsys.readouterr().err
+
+
+def test_cli_bad_gamma_and_folds_are_named(tmp_path, capsys):
+    from kpca.cli import main
+
+    np.savetxt(tmp_path / "helix.csv", _helix(n=60), delimiter=",")
+    assert main(["select", str(tmp_path / "helix.csv"), "--gammas=-1"]) != 0
+    err = capsys.readouterr().err
+    assert "gamma=-1.0" in err and "'gamma' parameter" in err and "Traceback" not in err
+    assert main(["select", str(tmp_path / "helix.csv"), "--cv", "1"]) != 0
+    assert "cv must be an integer between 2 and the number of rows (60)" in \
+        capsys.readouterr().err
+
+
+def test_auto_components_give_each_candidate_parallel_analysis_k():
+    """n_components='auto': each candidate's k is its parallel analysis on all rows
+    (four clusters: 3 for RBF with gamma='scale'), and its errors are those of that k."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(300, n_features=6, centers=4, cluster_std=1.0, center_box=(-10, 10),
+                      random_state=1)
+    cands = {"kernel": ["rbf"], "gamma": ["scale"]}
+    auto = reconstruction_error(X, cands, n_components="auto", cv=3)
+    k = kpca.parallel_analysis(X, kernel="rbf", gamma="scale", random_state=0).n_components
+    assert k == 3 and auto.n_components == [(3,)]
+    fixed = reconstruction_error(X, cands, n_components=3, cv=3)
+    np.testing.assert_array_equal(auto.errors, fixed.errors)
