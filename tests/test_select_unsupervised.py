@@ -353,3 +353,15 @@ def test_auto_components_give_each_candidate_parallel_analysis_k():
     assert k == 3 and auto.n_components == [(3,)]
     fixed = reconstruction_error(X, cands, n_components=3, cv=3)
     np.testing.assert_array_equal(auto.errors, fixed.errors)
+
+
+def test_without_room_for_the_kernel_matrix_each_fold_fits_its_rows():
+    """When n x n kernel values do not fit in the memory budget, each fold fits the
+    estimator on its training rows: the same errors as the shared kernel matrix (to the
+    solvers' rounding; GCV's grid keeps the map well conditioned)."""
+    X = _helix(n=150)
+    cands = {"kernel": ["rbf"], "gamma": [0.1, 1.0, "median"]}
+    shared = reconstruction_error(X, cands, n_components=[1, 2], cv=3)
+    with kpca.config_context(memory_budget=2 * 8 * 150 * 150 - 1):
+        alone = reconstruction_error(X, cands, n_components=[1, 2], cv=3)
+    np.testing.assert_allclose(alone.errors, shared.errors, rtol=1e-6)
