@@ -846,6 +846,18 @@ _register("cupy_rbf_max_values", Setting(
     "thread may hold (ptxas, sm_90, d = 20 and the 33 columns of a fit's first pass: "
     "one group), so that 3 blocks of 128 threads fit a multiprocessor's 64K.",
     low=4))
+_register("approx_error_rows", Setting(
+    1000,
+    "Rows s of the exact sub-problem on which NystromKernelPCA.estimate_error and "
+    "RandomFeatureKernelPCA.estimate_error (and kpca select --landmarks-for-tol) "
+    "compare the approximation with exact kernel PCA. "
+    "Rule: a cost model and a sampling bound. The dense s x s kernel matrix and the "
+    "reduction to its leading eigenpairs cost about s^2 d + 4 s^3 / 3 flops (1.4 GFLOP "
+    "and 8 MB at 1,000: a fraction of a second on one core, whatever n), and the "
+    "relative errors, measured on s rows from the same distribution, vary by about "
+    "1 / sqrt(s) (3 %) of their size where the spectral gaps are wide "
+    "(docs/math.md, \"How far from exact KPCA: the error estimate\").",
+    low=2))
 
 # -- the unsupervised selection criterion: held-out reconstruction through a ridge
 # pre-image whose penalty is chosen by GCV (kpca.selection, kpca.preimage._ridge;

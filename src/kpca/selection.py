@@ -61,6 +61,7 @@ __all__ = [
     "SelectionResult",
     "ReconstructionCV",
     "expand_candidates",
+    "landmarks_for_tolerance",
     "parallel_analysis",
     "reconstruction_error",
     "select_kernel",
@@ -923,3 +924,181 @@ def sp_issparse(X: Any) -> bool:
     import scipy.sparse as sp
 
     return sp.issparse(X)
+
+
+# ------------------------------------------------------- landmarks for a tolerance
+#: the approximations :func:`landmarks_for_tolerance` sizes, by name
+APPROXIMATIONS = ("nystrom", "random-features")
+#: what the tolerance bounds: the estimate's largest relative eigenvalue error, the
+#: sine of its largest principal angle, or the larger of the two
+TOLERANCE_CRITERIA = ("eigenvalues", "subspace", "both")
+
+
+@dataclass
+class LandmarkRecommendation:
+    """The number of landmarks (or random features) :func:`landmarks_for_tolerance`
+    recommends, and the error estimate of every count it tried.
+
+    Attributes
+    ----------
+    tol : float
+    criterion : str
+        One of :data:`TOLERANCE_CRITERIA`.
+    approximation : str
+        ``'nystrom'`` or ``'random-features'``.
+    params : dict
+        The kernel parameters (``gamma`` as resolved by the first fit).
+    counts : list of int
+        The counts tried, ascending (up to the first that meets ``tol``).
+    errors : list of ApproximationError
+        Their estimates (:meth:`kpca.NystromKernelPCA.estimate_error`).
+    recommended : int or None
+        The smallest count whose estimate is at most ``tol``; None if none is.
+    """
+
+    tol: float
+    criterion: str
+    approximation: str
+    params: dict[str, Any]
+    counts: list[int]
+    errors: list[Any]
+    recommended: int | None
+
+    def value(self, error: Any) -> float:
+        """The number compared with ``tol``."""
+        return _tolerance_value(error, self.criterion)
+
+    def table(self) -> str:
+        """A Markdown table of the estimate per count, and the recommendation."""
+        unit = "landmarks" if self.approximation == "nystrom" else "features"
+        lines = [f"| {unit} | max rel. eigenvalue error | max subspace sin | kernel error "
+                 f"| <= {self.tol:g} |", "|---:|---:|---:|---:|---|"]
+        for m, e in zip(self.counts, self.errors, strict=True):
+            ok = "yes" if self.value(e) <= self.tol else "no"
+            lines.append(f"| {m} | {e.max_eigenvalue_error:.3g} | {e.max_subspace_sin:.3g} | "
+                         f"{e.kernel_error:.3g} | {ok} |")
+        lines.append("")
+        if self.recommended is None:
+            lines.append(f"No count tried meets {self.tol:g} ({self.criterion}): try more "
+                         f"{unit}.")
+        else:
+            lines.append(f"Recommended: {self.recommended} {unit} (estimate "
+                         f"{self.value(self.errors[-1]):.3g} <= {self.tol:g}, "
+                         f"{self.criterion}).")
+        return "\n".join(lines) + "\n"
+
+
+def _tolerance_value(error: Any, criterion: str) -> float:
+    if criterion == "eigenvalues":
+        return error.max_eigenvalue_error
+    if criterion == "subspace":
+        return error.max_subspace_sin
+    return max(error.max_eigenvalue_error, error.max_subspace_sin)
+
+
+def landmarks_for_tolerance(
+    X: Any,
+    tol: float,
+    *,
+    counts: Sequence[int] = (50, 100, 200, 400, 800, 1600),
+    approximation: str = "nystrom",
+    n_components: int = 2,
+    criterion: str = "both",
+    n_rows: int | None = None,
+    random_state: int = 0,
+    **params: Any,
+) -> LandmarkRecommendation:
+    """The fewest landmarks (or random features) whose estimated distance from exact
+    kernel PCA is at most ``tol``.
+
+    Fits :class:`kpca.NystromKernelPCA` (or :class:`kpca.RandomFeatureKernelPCA`) on
+    ``X`` with each count in ascending order and estimates its error on one exact
+    sub-problem of ``n_rows`` rows shared by all counts (:meth:`estimate_error`,
+    docs/math.md, "How far from exact KPCA: the error estimate"); stops at the first
+    count that meets ``tol``. With uniform landmarks and one ``random_state`` the
+    landmark sets are nested, so the eigenvalue errors decrease with the count.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    tol : float
+        In (0, 1): the largest acceptable relative eigenvalue error and/or sine of the
+        largest principal angle (``criterion``).
+    counts : sequence of int, default=(50, 100, 200, 400, 800, 1600)
+        Counts to try (each >= 1; counts above ``n_samples`` are clipped to it, where
+        Nyström is exact).
+    approximation : {'nystrom', 'random-features'}, default='nystrom'
+    n_components : int, default=2
+        Components ``k`` whose eigenvalues and subspace are compared.
+    criterion : {'both', 'eigenvalues', 'subspace'}, default='both'
+        What ``tol`` bounds: ``'both'`` the larger of the two estimates.
+    n_rows : int or None, default=None
+        Rows of the exact sub-problem (``None``: the setting ``approx_error_rows``).
+    random_state : int, default=0
+        Landmarks or features, and the sub-problem's rows.
+    **params
+        Parameters of the estimator (``kernel``, ``gamma``, ``degree``, ``coef0``,
+        ``landmarks``, ...).
+
+    Returns
+    -------
+    LandmarkRecommendation
+    """
+    from .approx import NystromKernelPCA, RandomFeatureKernelPCA
+    from .approx._base import take_rows
+    from .approx._error import compare, exact_reference
+
+    if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
+        raise ValueError(f"tol must be a number in (0, 1) (a relative error or a sine); "
+                         f"got {tol!r}.")
+    if approximation not in APPROXIMATIONS:
+        raise ValueError(f"approximation must be one of {', '.join(APPROXIMATIONS)}; got "
+                         f"{approximation!r}.")
+    if criterion not in TOLERANCE_CRITERIA:
+        raise ValueError(f"criterion must be one of {', '.join(TOLERANCE_CRITERIA)}; got "
+                         f"{criterion!r}.")
+    if not isinstance(n_components, int) or isinstance(n_components, bool) or n_components < 1:
+        raise ValueError(f"n_components must be an integer >= 1; got {n_components!r}.")
+    wanted = list(counts)
+    if not wanted or any(not isinstance(c, (int, np.integer)) or isinstance(c, bool) or c < 1
+                         for c in wanted):
+        raise ValueError(f"counts must be a non-empty list of integers >= 1; got {counts!r}.")
+    n = X.shape[0]
+    if approximation == "nystrom":
+        make = lambda m, **p: NystromKernelPCA(  # noqa: E731
+            n_components, n_landmarks=m, random_state=random_state, **p)
+        wanted = [min(int(c), n) for c in wanted]
+    else:
+        make = lambda m, **p: RandomFeatureKernelPCA(  # noqa: E731
+            n_components, n_features=m, random_state=random_state, **p)
+    wanted = sorted(set(int(c) for c in wanted))
+    rng = check_random_state(random_state)
+    tried: list[int] = []
+    errors: list[Any] = []
+    ref = None
+    recommended = None
+    for i, m in enumerate(wanted):
+        _progress(f"{approximation} {m}", i + 1, len(wanted))
+        est = make(m, **params).fit(X)
+        if ref is None:
+            # one exact sub-problem for every count, with the first fit's kernel (its
+            # gamma heuristic resolved once): the counts differ only by the approximation
+            params = {**params, "kernel": est.kernel_}
+            params.pop("gamma", None)
+            s = get_config()["approx_error_rows"] if n_rows is None else int(n_rows)
+            rows = take_rows(est._validate(X, reset=False),
+                             rng.choice(n, size=min(n, s), replace=False))
+            rows = rows.toarray() if sp_issparse(rows) else np.asarray(rows)
+            ref = exact_reference(est.kernel_, rows, est.n_components_)
+        err = compare(ref, est._approximate_features(ref.rows),
+                      check_random_state(random_state))
+        tried.append(m)
+        errors.append(err)
+        logger.info("landmarks_for_tolerance: %s %d: eigenvalues %.3g, subspace %.3g",
+                    approximation, m, err.max_eigenvalue_error, err.max_subspace_sin)
+        if _tolerance_value(err, criterion) <= tol:
+            recommended = m
+            break
+    return LandmarkRecommendation(float(tol), criterion, approximation,
+                                  {"kernel": repr(params["kernel"])}, tried, errors,
+                                  recommended)

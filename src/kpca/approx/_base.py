@@ -28,6 +28,7 @@ from ..kernels._device import check_device_kernel
 from ..operators import n_threads, storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp
+from ._error import ApproximationError, compare, exact_reference
 
 logger = logging.getLogger("kpca")
 
@@ -348,6 +349,71 @@ class FeatureKernelPCA(BaseKernelPCA):
                                          block_bytes=self._block_bytes("transform_block_bytes", 3))
                 for b in X.blocks(rows)])
         return super().transform(X)
+
+    # ------------------------------------------------------------------ error estimate
+    def estimate_error(self, X, *, n_rows: int | None = None, random_state=0
+                       ) -> ApproximationError:
+        """Estimate how far this model is from exact kernel PCA of X.
+
+        On ``s`` rows drawn uniformly from ``X`` (the training data, or rows from
+        the same distribution), exact KPCA of the rows' centred kernel matrix is
+        compared with PCA of the same rows' approximate features (this model's
+        landmarks or random features), centred on the rows: the relative errors of
+        the ``n_components_`` leading eigenvalues, the sines of the principal angles
+        between the two score spaces, and the centred kernel matrix's relative
+        error (docs/math.md, "How far from exact KPCA: the error estimate").
+
+        The sub-problem has the same approximation as the fit (the same landmarks
+        or features, rows from the same data), so its relative errors estimate the
+        fit's; with ``s >= n_samples`` they are the fit's own (the rows are the
+        training rows). Estimates smaller than about ``1 / sqrt(s)`` times the
+        eigenvalue gaps are noisier (docs/math.md).
+
+        Cost: ``O(s^2 (d + q) + s^3)`` time (a dense ``s x s`` kernel matrix and
+        the reduction of its leading eigenpairs; ``q`` landmarks kept or random
+        features) and ``O(s^2)`` memory, whatever ``n``: with the default ``s``
+        (the setting ``approx_error_rows``, 1,000) a few tenths of a second,
+        well below a fit of ``n m (d + m)`` flops for the ``n`` and ``m`` these
+        estimators are meant for.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, RowSource, dask array} of shape \
+(n_samples, n_features)
+            Rows to draw the sub-problem from; only the ``s`` drawn rows are read.
+        n_rows : int or None, default=None
+            ``s`` (clipped to ``n_samples``; at least 2). ``None``: the setting
+            ``approx_error_rows``.
+        random_state : int, RandomState instance or None, default=0
+            The draw of the rows (the estimate is deterministic for an int).
+
+        Returns
+        -------
+        ApproximationError
+            ``eigenvalue_error`` (k,), ``subspace_sin`` (k,), ``kernel_error``,
+            ``n_rows``; ``max_eigenvalue_error`` and ``max_subspace_sin``.
+        """
+        check_is_fitted(self)
+        refuse_device(X, f"{type(self).__name__}.estimate_error")
+        if n_rows is None:
+            n_rows = get_config()["approx_error_rows"]
+        if (not isinstance(n_rows, Integral) or isinstance(n_rows, bool)
+                or n_rows < 2):
+            raise ValueError(f"n_rows must be an integer >= 2 (rows of the exact "
+                             f"sub-problem) or None; got {n_rows!r}.")
+        X = self._validate(X, reset=False)
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(f"estimate_error needs at least 2 rows of X; got {n}.")
+        rng = check_random_state(random_state)
+        rows = take_rows(X, rng.choice(n, size=min(n, int(n_rows)), replace=False))
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        ref = exact_reference(self.kernel_, rows, self.n_components_)
+        return compare(ref, self._approximate_features(ref.rows), rng)
+
+    def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
+        """The fitted feature map ``phi^`` of ``rows`` (float64), shape (s, q)."""
+        raise NotImplementedError
 
     def _block_bytes(self, setting: str, copies: int) -> int:
         # blocks of ``block_size`` rows, or what fits the streaming block budget

@@ -190,6 +190,11 @@ class NystromKernelPCA(FeatureKernelPCA):
         return FeatureMap(NystromMap(kernel, Z, dtype), kernel, W, Z, Kmm,
                           {"landmarks_": Z, "n_landmarks_": m, "normalization_": W})
 
+    def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
+        # phi^(x) = K_mm^{-1/2} k(Z, x), in float64 whatever the fit's blocks
+        Z = np.asarray(self.landmarks_, dtype=np.float64)
+        return np.asarray(self.kernel_.block(rows, Z), dtype=np.float64) @ self.normalization_
+
     def _float32_error(self, X, sample) -> float:
         """float32 kernel values can cost the eigenvalues more than 1e-7 where
         centring cancels most of K (e.g. a linear or polynomial kernel on data far

@@ -104,3 +104,6 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         b = rng.uniform(0, 2 * np.pi, size=D)
         return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name), kernel,
                           fitted={"random_weights_": W, "random_offset_": b})
+
+    def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
+        return FourierFeatures(self.random_weights_, self.random_offset_, "float64")(rows)

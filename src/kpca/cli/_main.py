@@ -235,6 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--standardize", action="store_true", help="scale each column to mean 0 "
                    "and standard deviation 1 before the kernel (fitted on each training "
                    "fold); the reconstruction errors are then in standardized units")
+    p.add_argument("--landmarks-for-tol", type=float, metavar="TOL", help="instead of "
+                   "comparing kernels: recommend for each candidate kernel the fewest Nystrom "
+                   "landmarks (of --landmarks) whose estimated error against exact kernel PCA "
+                   "(the larger of the top-k eigenvalues' relative error and the subspace's "
+                   "largest sine, on an exact sub-problem; docs/math.md) is at most TOL, "
+                   "printing the estimate per count")
+    p.add_argument("--landmarks", default="50,100,200,400,800,1600", metavar="LIST",
+                   help="--landmarks-for-tol: the counts to try, ascending (default: "
+                        "50,100,200,400,800,1600)")
     p = command("info", _cmd_info, "describe a saved model: estimator, kernel, parameters, "
                 "eigenvalues, explained variance; without MODEL, what kpca runs with here: "
                 "versions, the compiled kernels' variant (KPCA_NATIVE), CPU features, BLAS, "
@@ -480,6 +489,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     X, labels, _ = kio.read_data_and_labels(args.data, header=args.header, labels=args.labels,
                                             label_column=args.label_column)
     candidates = kio.parse_candidates(args.kernels, args.gammas, args.degrees)
+    if args.landmarks_for_tol is not None:
+        return _landmarks_for_tol(args, X, candidates)
     preimages = kio.split_list(args.preimages, kio.parse_choice(*_PREIMAGES), "--preimages")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
@@ -487,6 +498,38 @@ def _cmd_select(args: argparse.Namespace) -> int:
                            scoring=args.scoring, alpha=args.alpha)
     text = kio.format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
                                 n_components=args.n_components, classifier=args.classifier)
+    with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \
+            contextlib.nullcontext(sys.stdout) as fh:
+        fh.write(text)
+    return EXIT_OK
+
+
+def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any) -> int:
+    """``kpca select --landmarks-for-tol``: a table of the error estimate per landmark
+    count for each candidate kernel, and the recommended count."""
+    from .selection import expand_candidates, landmarks_for_tolerance
+
+    tol = args.landmarks_for_tol
+    if not 0 < tol < 1:
+        raise ValueError(f"--landmarks-for-tol: a relative error in (0, 1); got {tol:g}")
+    if args.n_components == "auto":
+        raise ValueError("--landmarks-for-tol compares a fixed number of components: give "
+                         "-k an integer")
+    counts = kio.split_list(args.landmarks, kio.parse_int, "--landmarks")
+    if any(c < 1 for c in counts):
+        raise ValueError(f"--landmarks: counts must be >= 1; got {args.landmarks!r}")
+    if args.standardize:
+        from sklearn.preprocessing import StandardScaler
+
+        X = StandardScaler().fit_transform(X)
+    parts = [f"# Landmarks for tolerance {tol:g}: {args.data}\n\n"
+             f"Nystrom, uniform landmarks, k = {args.n_components}; errors against exact "
+             "kernel PCA estimated on an exact sub-problem (docs/math.md).\n"]
+    for params in expand_candidates(candidates):
+        rec = landmarks_for_tolerance(X, tol, counts=counts, n_components=args.n_components,
+                                      random_state=args.seed, **params)
+        parts.append(f"\n## {rec.params['kernel']}\n\n{rec.table()}")
+    text = "".join(parts)
     with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \
             contextlib.nullcontext(sys.stdout) as fh:
         fh.write(text)
