@@ -851,12 +851,12 @@ _register("approx_error_rows", Setting(
     "Rows s of the exact sub-problem on which NystromKernelPCA.estimate_error and "
     "RandomFeatureKernelPCA.estimate_error (and kpca select --landmarks-for-tol) "
     "compare the approximation with exact kernel PCA. "
-    "Rule: a cost model and a sampling bound. The dense s x s kernel matrix and the "
-    "reduction to its leading eigenpairs cost about s^2 d + 4 s^3 / 3 flops (1.4 GFLOP "
-    "and 8 MB at 1,000: a fraction of a second on one core, whatever n), and the "
-    "relative errors, measured on s rows from the same distribution, vary by about "
-    "1 / sqrt(s) (3 %) of their size where the spectral gaps are wide "
-    "(docs/math.md, \"How far from exact KPCA: the error estimate\").",
+    "Rule: a cost model. The dense s x s kernel matrix and the reduction to its "
+    "leading eigenpairs cost about s^2 d + 4 s^3 / 3 flops and 8 s^2 bytes (1.4 GFLOP "
+    "and 8 MB at 1,000), whatever n: a bounded add-on to a fit of n m (d + m) flops, "
+    "with enough rows that the sampled spectrum resolves relative eigenvalue gaps "
+    "down to about 1 / sqrt(s) = 3 % (docs/math.md, \"How far from exact KPCA: the "
+    "error estimate\").",
     low=2))
 
 # -- the unsupervised selection criterion: held-out reconstruction through a ridge

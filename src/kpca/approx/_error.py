@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
+from .._config import get_config
+from .._parallel import blas_threads, call_threads
 from ..solvers import top_eigh
 
 __all__ = ["ApproximationError", "ExactReference", "compare", "exact_reference"]
@@ -85,6 +88,30 @@ def _centre(K: np.ndarray) -> np.ndarray:
     return K - col[None, :] - col[:, None] + col.mean()
 
 
+def _top_pairs(A: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` leading eigenpairs of the symmetric ``A`` (s x s), descending.
+
+    As the feature covariance's solve (:func:`kpca.approx._feature_pca.solve`, the
+    setting ``feature_lanczos_min_size``): Lanczos to full precision (``O(s^2)`` a
+    product) when at most a tenth of the pairs of a large matrix are wanted, LAPACK's
+    ``O(s^3)`` reduction otherwise or when ARPACK fails.
+    """
+    s = A.shape[0]
+    if s >= get_config()["feature_lanczos_min_size"] and k <= s // 10:
+        try:
+            v0 = np.random.default_rng(s).standard_normal(s)
+            # a product is 2 s^2 flops between two synchronisations: threads only
+            # where that pays for them (the setting blas_flops_per_thread)
+            with blas_threads(call_threads(2.0 * s * s)):
+                w, V = eigsh(A, k=k, which="LA", v0=v0, tol=0)
+            order = np.argsort(w)[::-1]
+            return w[order], V[:, order]
+        except (ArpackError, ArpackNoConvergence):
+            pass
+    w, V = top_eigh(A, k)
+    return w[::-1].copy(), V[:, ::-1].copy()
+
+
 def exact_reference(kernel, rows: np.ndarray, k: int) -> ExactReference:
     """Exact KPCA of ``rows``: ``K~_S`` and its ``k`` leading eigenpairs.
 
@@ -96,16 +123,16 @@ def exact_reference(kernel, rows: np.ndarray, k: int) -> ExactReference:
     k : int
         Leading eigenpairs wanted (clipped to ``s - 1``, the rank of ``K~_S``).
 
-    Cost: ``O(s^2 d)`` for the kernel, about ``4 s^3 / 3`` flops for the dense
-    reduction the ``k`` eigenpairs need.
+    Cost: ``O(s^2 d)`` for the kernel, and ``O(s^2)`` a Lanczos product (at most
+    ``4 s^3 / 3`` flops for LAPACK's reduction) for the ``k`` eigenpairs.
     """
     rows = np.asarray(rows, dtype=np.float64)
     s = rows.shape[0]
     K = np.asarray(kernel.block(rows), dtype=np.float64)
     Kc = _centre(0.5 * (K + K.T))
     k = max(1, min(int(k), s - 1))
-    mu, V = top_eigh(Kc, k)
-    return ExactReference(rows, Kc, mu[::-1].copy(), V[:, ::-1].copy())
+    mu, V = _top_pairs(Kc, k)
+    return ExactReference(rows, Kc, mu, V)
 
 
 def compare(ref: ExactReference, features: np.ndarray, rng: np.random.RandomState
@@ -121,23 +148,19 @@ def compare(ref: ExactReference, features: np.ndarray, rng: np.random.RandomStat
     rng : RandomState
         The start vector of the Lanczos iteration for ``kernel_error``.
 
-    Cost: ``O(s q min(s, q))`` for the approximate side's decomposition and
-    ``O(s^2 q)`` for the error matrix, below the exact side's when ``q <= s``.
+    Cost: ``O(s^2 q)`` for the approximate kernel matrix, then as
+    :func:`exact_reference` for its ``k`` eigenpairs, and a Lanczos run for
+    ``kernel_error``.
     """
     F = np.asarray(features, dtype=np.float64)
     F = F - F.mean(axis=0)
     s, q = F.shape
     k = ref.eigenvalues.shape[0]
-    # PCA of the approximate features on S: the left singular vectors of F~ are the
-    # eigenvectors of the centred approximate kernel matrix F~ F~^T
+    # PCA of the approximate features on S: the eigenpairs of the centred approximate
+    # kernel matrix F~ F~^T (the left singular pairs of F~)
     G = F @ F.T
-    if q <= s:
-        U, sig, _ = np.linalg.svd(F, full_matrices=False)
-        mu_hat = sig[:k] ** 2
-        U = U[:, :k]
-    else:
-        w, U = top_eigh(G, k)
-        mu_hat, U = np.maximum(w[::-1], 0.0), U[:, ::-1]
+    mu_hat, U = _top_pairs(G, k)
+    mu_hat = np.maximum(mu_hat, 0.0)
     mu = ref.eigenvalues
     top = max(float(mu[0]), np.finfo(np.float64).tiny)
     # relative to mu_l; eigenvalues at rounding level of mu_1 are compared with mu_1
@@ -152,10 +175,11 @@ def compare(ref: ExactReference, features: np.ndarray, rng: np.random.RandomStat
     sines = np.clip(np.linalg.svd(R, compute_uv=False), 0.0, 1.0)
     E = ref.centred - G
     v0 = rng.uniform(-1.0, 1.0, size=s)
-    from scipy.sparse.linalg import eigsh
-
     # ||E||_2: E is symmetric (PSD for Nyström, indefinite for random features)
-    norm = float(abs(eigsh(E, k=1, which="LM", v0=v0, tol=1e-3,
-                           return_eigenvectors=False)[0])) if s > 2 else \
-        float(np.abs(np.linalg.eigvalsh(E)).max())
+    if s > 2:
+        with blas_threads(call_threads(2.0 * s * s)):
+            norm = float(abs(eigsh(E, k=1, which="LM", v0=v0, tol=1e-3,
+                                   return_eigenvectors=False)[0]))
+    else:
+        norm = float(np.abs(np.linalg.eigvalsh(E)).max())
     return ApproximationError(s, eig, np.sort(sines)[::-1], norm / top)
