@@ -851,9 +851,10 @@ _register("approx_error_rows", Setting(
     "Rows s of the exact sub-problem on which NystromKernelPCA.estimate_error and "
     "RandomFeatureKernelPCA.estimate_error (and kpca select --landmarks-for-tol) "
     "compare the approximation with exact kernel PCA. "
-    "Rule: a cost model. The dense s x s kernel matrix and the reduction to its "
-    "leading eigenpairs cost about s^2 d + 4 s^3 / 3 flops and 8 s^2 bytes (1.4 GFLOP "
-    "and 8 MB at 1,000), whatever n: a bounded add-on to a fit of n m (d + m) flops, "
+    "Rule: a cost model. The dense s x s kernel matrix and its leading eigenpairs "
+    "cost at most about s^2 d + 4 s^3 / 3 flops (LAPACK; Lanczos, for a few pairs, "
+    "O(s^2) a product) and 8 s^2 bytes (1.4 GFLOP and 8 MB at 1,000), whatever n: a "
+    "bounded add-on to a fit of n m (d + m) flops, "
     "with enough rows that the sampled spectrum resolves relative eigenvalue gaps "
     "down to about 1 / sqrt(s) = 3 % (docs/math.md, \"How far from exact KPCA: the "
     "error estimate\").",
