@@ -217,3 +217,22 @@ def test_landmarks_for_tolerance_bad_parameters(kwargs, match):
     X, _ = _dataset("circles")
     with pytest.raises(ValueError, match=match):
         landmarks_for_tolerance(X[:100], **kwargs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: NystromKernelPCA(3, n_landmarks=30, gamma=2.0, random_state=0),
+    lambda: RandomFeatureKernelPCA(3, n_features=50, gamma=2.0, random_state=0),
+], ids=["nystrom", "random-features"])
+def test_sparse_rows_and_a_loaded_model_give_the_same_estimate(make, tmp_path):
+    import scipy.sparse as sp
+
+    import kpca
+
+    X, _ = make_circles(400, factor=0.3, noise=0.1, random_state=0)
+    est = make().fit(X)
+    a = est.estimate_error(X, n_rows=200)
+    b = est.estimate_error(sp.csr_matrix(X), n_rows=200)
+    np.testing.assert_allclose(b.eigenvalue_error, a.eigenvalue_error, rtol=1e-9)
+    np.testing.assert_allclose(b.subspace_sin, a.subspace_sin, rtol=1e-7, atol=1e-12)
+    kpca.save(est, tmp_path / "m.kpca")
+    assert kpca.load(tmp_path / "m.kpca").estimate_error(X, n_rows=200).as_dict() == a.as_dict()
