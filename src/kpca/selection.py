@@ -58,6 +58,7 @@ logger = logging.getLogger("kpca")
 __all__ = [
     "CLASSIFIERS",
     "DEFAULT_CANDIDATES",
+    "LandmarkRecommendation",
     "SelectionResult",
     "ReconstructionCV",
     "expand_candidates",

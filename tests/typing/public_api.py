@@ -21,6 +21,7 @@ from kpca import (
     WeightedKernelPCA,
 )
 from kpca.demo import run_section
+from kpca.selection import landmarks_for_tolerance
 
 X: NDArray[np.float64] = np.random.default_rng(0).normal(size=(50, 3))
 model: KernelPCA = KernelPCA(2, kernel="rbf", gamma=0.5).fit(X)
@@ -38,3 +39,7 @@ others = [NystromKernelPCA(2, n_landmarks=20), RandomFeatureKernelPCA(2, n_featu
 names: list[str] = sorted(ESTIMATORS)
 version: str = kpca.__version__
 section = run_section("dual_pca", quick=True)
+nystrom = NystromKernelPCA(2, n_landmarks=20).fit(X)
+error = nystrom.estimate_error(X, n_rows=40, random_state=0)
+worst: float = max(error.max_eigenvalue_error, error.max_subspace_sin)
+recommended: int | None = landmarks_for_tolerance(X, 0.05, counts=[10, 20]).recommended
