@@ -507,7 +507,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
 def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any) -> int:
     """``kpca select --landmarks-for-tol``: a table of the error estimate per landmark
     count for each candidate kernel, and the recommended count."""
-    from .selection import expand_candidates, landmarks_for_tolerance
+    from ..selection import expand_candidates, landmarks_for_tolerance
 
     tol = args.landmarks_for_tol
     if not 0 < tol < 1:
