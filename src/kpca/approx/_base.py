@@ -366,15 +366,18 @@ class FeatureKernelPCA(BaseKernelPCA):
         The sub-problem has the same approximation as the fit (the same landmarks
         or features, rows from the same data), so its relative errors estimate the
         fit's; with ``s >= n_samples`` they are the fit's own (the rows are the
-        training rows). Estimates smaller than about ``1 / sqrt(s)`` times the
-        eigenvalue gaps are noisier (docs/math.md).
+        training rows). Where the ``k``-th and ``(k+1)``-th exact eigenvalues are
+        close, the exact subspace is itself ill-determined and the sines are
+        noisier (docs/math.md).
 
-        Cost: ``O(s^2 (d + q) + s^3)`` time (a dense ``s x s`` kernel matrix and
-        the reduction of its leading eigenpairs; ``q`` landmarks kept or random
-        features) and ``O(s^2)`` memory, whatever ``n``: with the default ``s``
-        (the setting ``approx_error_rows``, 1,000) a few tenths of a second,
-        well below a fit of ``n m (d + m)`` flops for the ``n`` and ``m`` these
-        estimators are meant for.
+        Cost, whatever ``n``: ``O(s^2 (d + q))`` for the exact and approximate
+        ``s x s`` kernel matrices (``q`` landmarks kept or random features), then
+        their ``k`` leading eigenpairs (Lanczos, ``O(s^2)`` a product, for a few
+        pairs; LAPACK's ``4 s^3 / 3`` flops for many), and ``O(s^2)`` memory. With
+        the default ``s`` (the setting ``approx_error_rows``, 1,000) about 0.1 to
+        0.2 s of CPU: little next to a fit of ``n m (d + m)`` flops with ``n`` in
+        the hundreds of thousands, more than a fit of a few thousand rows with
+        tens of landmarks (pass a smaller ``n_rows`` there).
 
         Parameters
         ----------

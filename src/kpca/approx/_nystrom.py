@@ -62,6 +62,10 @@ class NystromKernelPCA(FeatureKernelPCA):
     landmarks (``subspace_``; fixed point or MDS, docs/preimages.md), at ``O(m)``
     kernel evaluations per iteration and point.
 
+    How far the fit is from exact kernel PCA: :meth:`estimate_error` (relative
+    eigenvalue errors and subspace sines on an exact sub-problem); the number of
+    landmarks for a tolerance: :func:`kpca.selection.landmarks_for_tolerance`.
+
     Parameters
     ----------
     n_components : int, float in (0, 1) or None, default=None

@@ -57,6 +57,9 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     contamination : 'auto' or float in (0, 0.5], default='auto'
         Threshold of the outlier detector (``predict``), as :class:`NystromKernelPCA`.
 
+    How far the fit is from exact kernel PCA: :meth:`estimate_error`, as
+    :class:`NystromKernelPCA`.
+
     Pre-images: none. Random Fourier features are not expanded over input points,
     so ``inverse_transform`` and ``denoise`` raise an error naming
     :class:`NystromKernelPCA`, whose landmark pre-images apply at the same scale.
