@@ -236,3 +236,18 @@ def test_sparse_rows_and_a_loaded_model_give_the_same_estimate(make, tmp_path):
     np.testing.assert_allclose(b.subspace_sin, a.subspace_sin, rtol=1e-7, atol=1e-12)
     kpca.save(est, tmp_path / "m.kpca")
     assert kpca.load(tmp_path / "m.kpca").estimate_error(X, n_rows=200).as_dict() == a.as_dict()
+
+
+def test_finite_rank_kernel_is_exact_from_its_rank_on():
+    # closed form: the degree-2 polynomial kernel on 2-D rows has a 6-dimensional
+    # feature space, so Nyström with >= 6 landmarks in general position reproduces
+    # K exactly (errors at rounding level) and with 3 it cannot (rank 3 < 6)
+    X, _ = make_circles(300, factor=0.3, noise=0.1, random_state=0)
+    errors = {}
+    for m in (3, 8):
+        est = NystromKernelPCA(3, n_landmarks=m, kernel="poly", degree=2, gamma=1.0,
+                               coef0=1.0, random_state=0).fit(X)
+        errors[m] = est.estimate_error(X, n_rows=200)
+    assert errors[3].max_eigenvalue_error > 1e-3 and errors[3].kernel_error > 1e-3
+    assert errors[8].max_eigenvalue_error < 1e-9 and errors[8].max_subspace_sin < 1e-6
+    assert errors[8].kernel_error < 1e-9
