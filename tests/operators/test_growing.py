@@ -354,6 +354,60 @@ def test_build_stores_the_shifted_kernel_matrix_with_its_sums_and_probe(
     np.testing.assert_allclose(op.to_dense(), _H(66) @ Kn @ _H(66), rtol=0, atol=10 * tol)
 
 
+@pytest.mark.skipif(not tiled.NATIVE, reason="needs kpca's compiled tile product")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize(("rows", "side"), [(7, 16), (40, 16), (61, 2048), (25, 8)])
+def test_compiled_build_matches_the_dense_matrix_and_the_numpy_build(rows, side, n_jobs,
+                                                                      monkeypatch):
+    """The RBF kernel in float32 is built by the compiled construction sweep (bands of
+    at most ``growing_tile_cols`` rows cut into tiles): its stored matrix, row sums,
+    diagonal and probe product against the dense float64 kernel matrix, the tiles
+    those of the NumPy build, and the diagonal tiles exactly symmetric."""
+    from kpca.kernels import make_kernel
+
+    X = _rows(61, d=4, seed=3)
+    kern = make_kernel("rbf", gamma=GAMMA).resolve(X)
+    K = rbf_kernel(X, gamma=GAMMA)
+    P = np.random.default_rng(5).normal(size=(61, 3))
+    calls = []
+    real = tiled.compiled_build
+    monkeypatch.setattr(tiled, "compiled_build", lambda *a: calls.append(1) or real(*a))
+    with kpca.config_context(growing_tile_cols=side):
+        gram, TP = GrowingGram.build(kern, X, dtype=np.float32, rows=rows, n_jobs=n_jobs,
+                                     probe=P)
+        monkeypatch.setattr(tiled, "compiled_rbf", lambda *a: None)
+        ref, TP_ref = GrowingGram.build(kern, X, dtype=np.float32, rows=rows, n_jobs=n_jobs,
+                                        probe=P)
+    assert calls and len(calls) == sum(len(tiles) for _, tiles in gram.bands)
+    assert [(a, [(c0, T.shape) for c0, T in tiles]) for a, tiles in gram.bands] == [
+        (a, [(c0, T.shape) for c0, T in tiles]) for a, tiles in ref.bands]
+    tol = TOL[np.float32]
+    D = gram.to_dense()
+    np.testing.assert_array_equal(D, D.T)
+    np.testing.assert_allclose(D, K, rtol=0, atol=tol)
+    np.testing.assert_allclose(D, ref.to_dense(), rtol=0, atol=tol)
+    np.testing.assert_array_equal(gram.shift, 0)
+    np.testing.assert_allclose(gram.row_sums, K.sum(axis=1), rtol=0, atol=61 * tol)
+    np.testing.assert_array_equal(gram.diag_k, np.diag(K))
+    scale = np.abs(K).sum(axis=1).max() * np.abs(P).max()
+    np.testing.assert_allclose(TP, K @ P, rtol=0, atol=10 * tol * scale)
+    np.testing.assert_allclose(TP, D.astype(np.float64) @ P, rtol=0, atol=10 * tol * scale)
+    op = CenteredOperator(gram, gram.centering())
+    np.testing.assert_allclose(op.to_dense(), _H(61) @ K @ _H(61), rtol=0, atol=10 * tol)
+
+
+@pytest.mark.skipif(not tiled.NATIVE, reason="needs kpca's compiled tile product")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_compiled_build_of_a_non_finite_kernel_raises():
+    from kpca.kernels import make_kernel
+
+    X = _rows(30, d=4)
+    kern = make_kernel("rbf", gamma=GAMMA).resolve(X)
+    X[3, 0] = np.inf
+    with pytest.raises(ValueError, match="not finite"):
+        GrowingGram.build(kern, X, dtype=np.float32, rows=8)
+
+
 def test_build_of_a_non_finite_kernel_raises():
     from kpca.kernels import make_kernel
 

@@ -307,6 +307,9 @@ class GrowingGram(KernelOperator):
         gram = cls(dtype, n_jobs)
         dtype = gram.dtype
         prep = kernel.prepare(X, dtype)
+        fns = None if center else _tiled.compiled_rbf(kernel, prep, dtype)
+        if fns is not None:
+            return gram._build_compiled(fns, kernel, X, prep, rows, probe)
         P = None if probe is None else np.ascontiguousarray(probe, dtype=dtype)
         TP = None if probe is None else np.zeros((N, probe.shape[1]))
         sums = np.zeros(N)  # K 1, accumulated in float64
@@ -337,6 +340,82 @@ class GrowingGram(KernelOperator):
             if TP is not None:  # (T - a 1^T - 1 a^T) P
                 TP -= np.outer(a, probe.sum(axis=0)) + (a @ probe)[None, :]
         return gram, TP
+
+    def _build_compiled(self, fns, kernel: Kernel, X: np.ndarray, prep, rows: int,
+                        probe: np.ndarray | None) -> tuple[GrowingGram, np.ndarray | None]:
+        """:meth:`build` by KernelPCA's compiled construction sweep (the RBF kernel in
+        float32, :func:`kpca.operators._tiled.compiled_rbf`): each tile evaluated into
+        its storage a slice at a time, each slice multiplied by the probe and summed
+        while in cache, in one call that releases the GIL (where the NumPy chunks of
+        :func:`_block_row` read every block three times, with several Python-level
+        calls per chunk). The tiles are those of :meth:`_split` of block rows of
+        ``rows`` rows; the workers take them largest first, each summing into its own
+        accumulator, added in a fixed order (the same result for the same
+        ``n_jobs``). The diagonal tiles are then made exactly symmetric, and the
+        probe's product corrected by the (round-off sized) change."""
+        N = X.shape[0]
+        width = _tiled.NATIVE_WIDTH[self.dtype]
+        p = 0 if probe is None else probe.shape[1]
+        V = np.zeros((N, max(width, -(-p // width) * width)), dtype=self.dtype)
+        if p:
+            V[:, :p] = probe
+        side = max(1, int(get_config()["growing_tile_cols"]))
+        tiles = []  # (band's first row, its rows, first column, tile)
+        for s in range(0, N, rows):
+            e = min(N, s + rows)
+            for a in range(s, e, side):
+                h = min(e, a + side) - a
+                band = [(c0, np.empty((h, min(a, c0 + side) - c0), dtype=self.dtype))
+                        for c0 in range(0, a, side)]
+                band.append((a, np.empty((h, h), dtype=self.dtype)))
+                tiles.extend((a, h, c0, T) for c0, T in band)
+                self.bands.append((a, band))
+        workers = min(n_threads(self.n_jobs), len(tiles))
+        groups: list[list[tuple[int, int, int, np.ndarray]]] = [[] for _ in range(workers)]
+        load = [0] * workers
+        for tile in sorted(tiles, key=lambda t: -t[3].size):  # (a stable sort)
+            w = load.index(min(load))
+            groups[w].append(tile)
+            load[w] += tile[3].size
+        diag_value = kernel.constant_diag
+
+        def work(group) -> np.ndarray:
+            W = np.zeros((N, 1 + V.shape[1]))
+            prepared = (-1, None)  # the last band's rows prepared, reused by its tiles
+            for a, h, c0, T in sorted(group, key=lambda t: (t[0], t[2])):
+                if prepared[0] != a:
+                    prepared = (a, kernel.prepare_rows(X[a : a + h], prep))
+                _tiled.compiled_build(fns, prepared[1], prep[c0 : c0 + T.shape[1]], T, V,
+                                      W, a, c0, c0 == a, diag_value, True)
+            return W
+
+        parts = run_blocks(work, [g for g in groups if g], workers)
+        W = parts[0]
+        for part in parts[1:]:
+            W += part
+        # the diagonal tiles exactly symmetric, whatever the rounding order of the
+        # evaluation; T P corrected by the change (a float32 rounding's size)
+        for a, band in self.bands:
+            D = band[-1][1]
+            before = D.astype(np.float64)
+            D += D.T.copy()
+            D *= 0.5
+            change = D - before
+            W[a : a + D.shape[0], 0] += change.sum(axis=1)
+            if p:
+                W[a : a + D.shape[0], 1:1 + p] += change @ probe[a : a + D.shape[0]]
+        sums = W[:, 0].copy()
+        TP = None if probe is None else np.ascontiguousarray(W[:, 1:1 + p])
+        if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
+            raise ValueError(
+                "the kernel values are not finite (overflow): check the kernel parameters "
+                "(degree, gamma, coef0) or scale the data."
+            )
+        self.row_sums, self.shape = sums, (N, N)
+        self.diag_k = np.concatenate([np.diagonal(band[-1][1]) for _, band in self.bands]
+                                     ).astype(np.float64)
+        self.shift = np.zeros(N)
+        return self, TP
 
     def _shift_by(self, a: np.ndarray, workers: int) -> None:
         """``T -= a 1^T + 1 a^T`` in place (``a`` added to the stored shift)."""

@@ -147,6 +147,38 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
             W[c0 : c0 + c, 0] += cs
 
 
+def compiled_rbf(kernel: Kernel, prep: Any, dtype: Any) -> Any:
+    """The compiled loops over a tile's pieces or slices (the functions of the variant
+    in use, :data:`NATIVE`: ``fused_rbf``, ``build_rbf``), or None where they do not
+    apply: the RBF kernel in float32 with few enough features for its compiled block
+    (``prep``: the columns as ``kernel.prepare`` made them; their panels are packed
+    here, once)."""
+    fns = _tileprod if NATIVE else None
+    if (getattr(fns, "fused_rbf", None) is None or getattr(fns, "build_rbf", None) is None
+            or np.dtype(dtype) != np.float32
+            or not isinstance(kernel, _rbf_kernels.RBF)
+            or not isinstance(prep, _rbf_kernels._RBFPrepared)
+            or prep.aug.dtype != np.float32
+            or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
+        return None
+    prep.pack()  # the columns' panels, once (where the kernels' block is compiled)
+    return fns
+
+
+def compiled_build(fns: Any, X_rows: Any, cols: Any, T: np.ndarray, V: np.ndarray,
+                   W: np.ndarray, r0: int, c0: int, diagonal: bool, diag_value: Any,
+                   lead: bool) -> None:
+    """Tile ``T = k(rows, cols)`` (rows from ``r0``, columns from ``c0``) evaluated into
+    ``T`` ``slice_rows`` (a setting) rows at a time by ``fns.build_rbf``
+    (:func:`compiled_rbf`), each slice multiplied by ``V`` into ``W`` while it is in
+    cache, as :func:`native_tile_product`; ``lead``: ``W``'s first column gets the
+    tile's row (and column) sums. ``X_rows``: the rows prepared
+    (``kernel.prepare_rows``); ``cols``: the columns' prepared slice."""
+    fns.build_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, T, V, W, r0, c0,
+                  diagonal, get_config()["slice_rows"], diag_value, bool(lead),
+                  _sgemm() if _native.blas_products(fns) else None)
+
+
 class TiledKernelOperator(KernelOperator):
     """Symmetric kernel matrix in lower-triangular tiles under a memory budget.
 
@@ -474,17 +506,7 @@ class TiledKernelOperator(KernelOperator):
         released for the whole tile, where the Python loops made several Python-level
         calls per piece or slice: with many worker threads these queued on the GIL
         (docs/benchmarks.md, issue 31)."""
-        fns = _tileprod if NATIVE else None
-        prep = self._prep
-        if (getattr(fns, "fused_rbf", None) is None or getattr(fns, "build_rbf", None) is None
-                or shift is not None or self.dtype != np.float32
-                or not isinstance(self.kernel, _rbf_kernels.RBF)
-                or not isinstance(prep, _rbf_kernels._RBFPrepared)
-                or prep.aug.dtype != np.float32
-                or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
-            return None
-        prep.pack()  # the columns' panels, once (where the kernels' block is compiled)
-        return fns
+        return None if shift is not None else compiled_rbf(self.kernel, self._prep, self.dtype)
 
     def _compiled_tile(self, fns: Any, t: int, V: np.ndarray, W: np.ndarray,
                        X_rows: Any, lead: bool = False) -> None:
@@ -516,10 +538,8 @@ class TiledKernelOperator(KernelOperator):
         while it is in cache."""
         i, j = self.tiles[t]
         r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
-        cols = self._prep[c0:c1]
-        fns.build_rbf(X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, T, V, W, r0, c0,
-                      i == j, get_config()["slice_rows"], self.kernel.constant_diag,
-                      bool(lead), _sgemm() if _native.blas_products(fns) else None)
+        compiled_build(fns, X_rows, self._prep[c0:c1], T, V, W, r0, c0, i == j,
+                       self.kernel.constant_diag, bool(lead))
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
                     shift, X_rows: Any) -> None:
