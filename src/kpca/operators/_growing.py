@@ -611,6 +611,18 @@ def _block_row(kernel: Kernel, X_rows, prep, s: int, e: int, dtype: np.dtype, wo
     TP_rows = None if P is None else np.empty((e - s, P.shape[1]))
     diag_value = kernel.constant_diag
     shift_cast = None if shift is None else shift.astype(dtype)
+    # float32 storage: the old columns' row sums ride as a column of ones in the
+    # product with P (BLAS's float32 sums over the block row, as a tile product's),
+    # the column sums as a product with ones over the chunk's few rows (float32),
+    # accumulated in float64 across chunks: the float64 reductions of the float32
+    # values cost a quarter of an update's kernel values (issue 31)
+    blas_sums = dtype == np.float32
+    P1 = None
+    if P is not None and blas_sums:
+        P1 = np.empty((s, P.shape[1] + 1), dtype=dtype)
+        P1[:, :-1] = P[:s]
+        P1[:, -1] = 1
+    ones = np.ones(step, dtype=dtype) if blas_sums else None
 
     def work(group: list[int]):
         # column sums and T^T P of this worker's chunks (summed in a fixed order
@@ -626,10 +638,19 @@ def _block_row(kernel: Kernel, X_rows, prep, s: int, e: int, dtype: np.dtype, wo
                 blk[i - a0, s + i] = diag_value
             if shift_cast is not None:
                 blk[:, :s] -= shift_cast[None, :]
-            rows[a0:a1] = blk.sum(axis=1, dtype=np.float64)
-            col += blk[:, :s].sum(axis=0, dtype=np.float64)
-            if P is not None:
-                TP_rows[a0:a1] = blk[:, :s] @ P[:s]
+            if P1 is not None:
+                out = blk[:, :s] @ P1
+                TP_rows[a0:a1] = out[:, :-1]
+                rows[a0:a1] = out[:, -1]
+                rows[a0:a1] += blk[:, s:].sum(axis=1, dtype=np.float64)
+            else:
+                rows[a0:a1] = blk.sum(axis=1, dtype=np.float64)
+                if P is not None:
+                    TP_rows[a0:a1] = blk[:, :s] @ P[:s]
+            if ones is not None:
+                col += ones[: a1 - a0] @ blk[:, :s]
+            else:
+                col += blk[:, :s].sum(axis=0, dtype=np.float64)
             if acc is not None:
                 acc += blk[:, :s].T @ P[s + a0 : s + a1]
         return col, acc
@@ -678,7 +699,13 @@ class NewColumns:
     def matmat(self, U: np.ndarray) -> np.ndarray:
         """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64."""
         Y = matmul_rows(self.Tb.T, self._cast(U), self.workers).astype(np.float64)
-        Y -= np.outer(self.t / self.N, U.sum(axis=0))
+        # Y -= (t / N) (1^T U) + 1 (m^T U): the rank-one part in place by BLAS's dger
+        # on Y^T (Fortran order; no N x r temporary, as np.outer would make)
+        ger = _dger(Y.T)
+        if ger is not None and Y.size:
+            ger(-1.0, U.sum(axis=0), self.t / self.N, a=Y.T, overwrite_a=True)
+        else:
+            Y -= np.outer(self.t / self.N, U.sum(axis=0))
         Y -= (self._col_means @ U)[None, :]
         return Y
 
@@ -688,3 +715,13 @@ class NewColumns:
         E -= (self.t[self.n:] / self.N)[:, None]
         E -= self._col_means[None, :]
         return E
+
+
+def _dger(A: np.ndarray):
+    """BLAS's ``dger`` (``A += alpha x y^T`` in place) where ``A`` is a float64
+    Fortran-ordered array it can update in place, else None."""
+    if A.dtype != np.float64 or not A.flags.f_contiguous:
+        return None
+    from scipy.linalg.blas import dger
+
+    return dger
