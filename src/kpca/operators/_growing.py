@@ -397,13 +397,16 @@ class GrowingGram(KernelOperator):
         # evaluation; T P corrected by the change (a float32 rounding's size)
         for a, band in self.bands:
             D = band[-1][1]
-            before = D.astype(np.float64)
+            before = D.copy()
             D += D.T.copy()
             D *= 0.5
+            # exact in float32 (Sterbenz: a value and its pair's mean are within a
+            # factor 2 of each other), and a float32 product of round-off-sized values
             change = D - before
-            W[a : a + D.shape[0], 0] += change.sum(axis=1)
+            h = D.shape[0]
+            W[a : a + h, 0] += change.sum(axis=1, dtype=np.float64)
             if p:
-                W[a : a + D.shape[0], 1:1 + p] += change @ probe[a : a + D.shape[0]]
+                W[a : a + h, 1:1 + p] += change @ V[a : a + h, :p]
         sums = W[:, 0].copy()
         TP = None if probe is None else np.ascontiguousarray(W[:, 1:1 + p])
         if not (np.all(np.isfinite(sums)) and (TP is None or np.all(np.isfinite(TP)))):
