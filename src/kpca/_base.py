@@ -35,8 +35,7 @@ from ._array_api import device_namespace, float_dtype, from_host, refuse_device,
 from ._config import get_config
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
-from .kernels import RBF, Linear, Polynomial
-from .kernels._device import check_device_kernel, device_block_product
+from .kernels import RBF, Linear, Polynomial, check_device_kernel, device_block_product
 from .operators import n_threads
 from .preimage import (
     PreimageInfo,

@@ -50,12 +50,12 @@ from .kernels import (
     Kernel,
     Precomputed,
     as_strings,
+    check_device_kernel,
     explicit_features,
     feature_dimension,
     make_kernel,
     resolve_gamma,
 )
-from .kernels._device import check_device_kernel
 from .operators import (
     Centering,
     DenseOperator,
