@@ -91,6 +91,12 @@ def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
     return decorate
 
 
+def is_fraction(n_components: Any) -> bool:
+    """Whether ``n_components`` asks for a share of the variance (a float in (0, 1), the
+    estimators validate the range) rather than a number of components."""
+    return isinstance(n_components, Real) and not isinstance(n_components, Integral)
+
+
 def floored_od_cutoff(od: np.ndarray, space: FittedSubspace,
                       quantile: float = QUANTILE) -> float:
     """The ROBPCA cut-off, at least the smallest orthogonal distance the model
