@@ -1,12 +1,13 @@
 """A kernel of one's own, written against the documented base class: its ``block`` uses
 the namespace it is given, and the estimators fit it on NumPy arrays and on PyTorch
-CPU tensors alike (issue 32 item 5). Both fits are compared with a dense reference:
-the kernel matrix pair by pair in plain Python, centred and diagonalised by
-``numpy.linalg.eigh``."""
+tensors alike (issue 32 item 5): CPU tensors, or a GPU's with
+``KPCA_TEST_TORCH_DEVICE=cuda``. The fits are compared with a dense reference: the
+kernel from the differences x - y, centred and diagonalised by ``numpy.linalg.eigh``."""
 
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -17,6 +18,11 @@ from kpca.kernels import Kernel, array_namespace
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("array_api_compat")
+DEVICE = os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu")
+
+
+def _t(A):
+    return torch.asarray(A, device=DEVICE)
 
 
 class RationalQuadratic(Kernel):
@@ -77,11 +83,11 @@ def test_block_and_diag_on_numpy_and_torch_equal_the_pairwise_kernel(data):
     k = RationalQuadratic()
     ref = np.array([[_pair(t, x) for x in X] for t in T])
     np.testing.assert_allclose(k.block(T, X), ref, rtol=1e-12)
-    got = k.block(torch.asarray(T), torch.asarray(X))  # xp=None: found from the arrays
+    got = k.block(_t(T), _t(X))  # xp=None: found from the arrays
     assert isinstance(got, torch.Tensor)
-    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
-    xp = array_namespace(torch.asarray(T))
-    np.testing.assert_allclose(k.diag(torch.asarray(T), xp=xp).numpy(), np.ones(len(T)),
+    np.testing.assert_allclose(got.cpu().numpy(), ref, rtol=1e-12)
+    xp = array_namespace(_t(T))
+    np.testing.assert_allclose(k.diag(_t(T), xp=xp).cpu().numpy(), np.ones(len(T)),
                                rtol=1e-12)
     np.testing.assert_allclose(k.diag(T), np.ones(len(T)), rtol=1e-12)
     assert k.supports_array_api()
@@ -101,19 +107,19 @@ def test_user_kernel_fits_torch_tensors_as_numpy_arrays_and_the_reference(n, kw,
     dev = KernelPCA(4, kernel=RationalQuadratic(), **kw)
     with caplog.at_level(logging.INFO, logger="kpca"):
         Z_host = host.fit_transform(X)
-        Z_dev = dev.fit_transform(torch.asarray(X))
+        Z_dev = dev.fit_transform(_t(X))
     passes = [r.getMessage() for r in caplog.records
               if getattr(r, "kpca_event", None) == "pass"]
     assert isinstance(Z_dev, torch.Tensor) and Z_dev.dtype == torch.float64
     # the fourth eigenvalue's gap sets the accuracy of the subspace; 1e-8 of the largest
     # eigenvalue (and its square root for scores) is far above float64 round-off
     atol = 1e-7 * np.sqrt(w[0])
-    for model, Z in ((host, Z_host), (dev, Z_dev.numpy())):
+    for model, Z in ((host, Z_host), (dev, Z_dev.cpu().numpy())):
         np.testing.assert_allclose(model.eigenvalues_, w, rtol=0, atol=1e-8 * w[0])
         _same_up_to_sign(Z, scores, atol)
-    Zt = dev.transform(torch.asarray(T))
+    Zt = dev.transform(_t(T))
     assert isinstance(Zt, torch.Tensor)
-    _same_up_to_sign(Zt.numpy(), test_scores, atol)
+    _same_up_to_sign(Zt.cpu().numpy(), test_scores, atol)
     _same_up_to_sign(host.transform(T), test_scores, atol)
     if kw:  # both matrix-free: no pass over a wholly kept matrix
         assert dev.eigen_solver_ == host.eigen_solver_ == "krylov"
@@ -136,9 +142,9 @@ def test_a_numpy_only_kernel_is_refused_on_torch_naming_the_way_out(data):
     ref = KernelPCA(2, kernel="linear").fit_transform(X)
     _same_up_to_sign(Z, ref, atol=1e-8 * np.abs(ref).max())
     with pytest.raises(ValueError, match=r"no Array API \(device\) implementation.*block\(\)"):
-        KernelPCA(2, kernel=Legacy()).fit(torch.asarray(X))
+        KernelPCA(2, kernel=Legacy()).fit(_t(X))
     with pytest.raises(ValueError, match="no Array API"):
-        Legacy().block(torch.asarray(X), xp=array_namespace(torch.asarray(X)))
+        Legacy().block(_t(X), xp=array_namespace(_t(X)))
 
 
 def test_user_kernel_clones_and_grid_searches_as_the_built_in_ones(data):
@@ -162,10 +168,10 @@ def test_user_kernel_fits_nystrom_on_torch_as_on_numpy():
     X = np.random.default_rng(3).normal(size=(300, 3))
     kw = dict(n_components=3, kernel=RationalQuadratic(), n_landmarks=40, random_state=0)
     host = NystromKernelPCA(**kw).fit(X)
-    dev = NystromKernelPCA(**kw).fit(torch.asarray(X))
+    dev = NystromKernelPCA(**kw).fit(_t(X))
     np.testing.assert_allclose(dev.eigenvalues_, host.eigenvalues_,
                                rtol=0, atol=1e-9 * host.eigenvalues_[0])
     Z_host = host.transform(X[:20])
-    Z_dev = dev.transform(torch.asarray(X[:20]))
+    Z_dev = dev.transform(_t(X[:20]))
     assert isinstance(Z_dev, torch.Tensor)
-    _same_up_to_sign(Z_dev.numpy(), Z_host, atol=1e-8 * np.abs(Z_host).max())
+    _same_up_to_sign(Z_dev.cpu().numpy(), Z_host, atol=1e-8 * np.abs(Z_host).max())
