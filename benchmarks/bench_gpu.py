@@ -120,7 +120,7 @@ def rayleigh_check(model, X: np.ndarray, device: str) -> tuple[float, float]:
     centring projection: so one uncentred product serves.
     """
     from kpca._array_api import device_namespace
-    from kpca.kernels._device import device_block_product
+    from kpca.kernels import device_block_product
 
     Xd = as_input(X.astype(np.float64), device)
     xp = device_namespace(Xd)

@@ -274,7 +274,7 @@ def test_spectrum_kernel_on_a_text_file(capsys, tmp_path):
     ("beta=[1, 0.5]", {"beta": [1, 0.5]}),
 ])
 def test_kernel_params_flag(text, expected):
-    from kpca.io import parse_kernel_params  # the parsing lives in the io layer
+    from kpca.cli import parse_kernel_params  # the parsing lives in the cli package
 
     assert parse_kernel_params(text) == expected
 

@@ -25,8 +25,9 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from kpca import KernelPCA, cli, config_context, parallel_analysis  # noqa: E402
+from kpca.cli import ProgressBars, console_logging  # noqa: E402
 from kpca.datasets import concentric_circles, three_clusters  # noqa: E402
-from kpca.io import ProgressBars, console_logging, write_table  # noqa: E402
+from kpca.io import write_table  # noqa: E402
 from kpca.selection import CLASSIFIERS, select_kernel  # noqa: E402
 
 logger = logging.getLogger("kpca")

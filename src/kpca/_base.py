@@ -35,8 +35,7 @@ from ._array_api import device_namespace, float_dtype, from_host, refuse_device,
 from ._config import get_config
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
-from .kernels import RBF, Linear, Polynomial
-from .kernels._device import check_device_kernel, device_block_product
+from .kernels import RBF, Linear, Polynomial, check_device_kernel, device_block_product
 from .operators import n_threads
 from .preimage import (
     PreimageInfo,
@@ -90,6 +89,12 @@ def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
         return cls
 
     return decorate
+
+
+def is_fraction(n_components: Any) -> bool:
+    """Whether ``n_components`` asks for a share of the variance (a float in (0, 1), the
+    estimators validate the range) rather than a number of components."""
+    return isinstance(n_components, Real) and not isinstance(n_components, Integral)
 
 
 def floored_od_cutoff(od: np.ndarray, space: FittedSubspace,

@@ -54,8 +54,7 @@ def system_info() -> dict[str, Any]:
 
     from ._version import __version__
     from .kernels import _standard
-    from .operators import _tiled
-    from .operators._gram import n_threads
+    from .operators import _tiled, n_threads
 
     versions = {"kpca": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scipy", "scikit-learn", "threadpoolctl"):

@@ -31,7 +31,7 @@ from ._array_api import (
     refuse_device,
     to_host,
 )
-from ._base import N_COMPONENTS, BaseKernelPCA
+from ._base import N_COMPONENTS, BaseKernelPCA, is_fraction
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, call_threads, job_threads
@@ -50,15 +50,16 @@ from .kernels import (
     Kernel,
     Precomputed,
     as_strings,
+    check_device_kernel,
     explicit_features,
     feature_dimension,
     make_kernel,
     resolve_gamma,
 )
-from .kernels._device import check_device_kernel
 from .operators import (
     Centering,
     DenseOperator,
+    DeviceKernelOperator,
     KernelOperator,
     TiledKernelOperator,
     center,
@@ -66,7 +67,6 @@ from .operators import (
     gram_matrix,
     storage_dtype,
 )
-from .operators._device import DeviceKernelOperator
 from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
     SOLVERS,
@@ -128,10 +128,6 @@ class _Decomposition:
     #: fitted attributes the centring step found (robust KPCA: weights, distances),
     #: set on the estimator only once the whole fit has succeeded
     fitted: dict = field(default_factory=dict)
-
-
-def _is_fraction(nc: Any) -> bool:
-    return isinstance(nc, Real) and not isinstance(nc, Integral)
 
 
 def _padded(values: np.ndarray, k: int) -> np.ndarray:
@@ -642,7 +638,7 @@ class KernelPCA(BaseKernelPCA):
         nc = self.n_components
         if nc is None or self._auto_components():
             return n
-        if not _is_fraction(nc):
+        if not is_fraction(nc):
             return min(n, int(nc))
         return n  # fraction: decided after the spectrum is known
 
@@ -669,7 +665,7 @@ class KernelPCA(BaseKernelPCA):
         """
         n = X.shape[0]
         nc = self.n_components
-        fraction = float(nc) if _is_fraction(nc) else None
+        fraction = float(nc) if is_fraction(nc) else None
         k = self._n_requested(n) if k is None else min(n, k)
         limit = parse_memory(self.memory_limit)
         budget = default_memory_limit() if limit is None else limit

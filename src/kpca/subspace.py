@@ -367,15 +367,15 @@ class FittedSubspace:
         The expansion points, coefficients and offset go to the device once per call;
         kernel rows are evaluated (in :attr:`rows_dtype`) and multiplied in row blocks
         of at most ``block_bytes`` (default: the setting ``transform_block_bytes``).
-        Only raw scores of a vector kernel with a device implementation
-        (``kernels._device``); the caller checks that.
+        Only raw scores of a vector kernel whose :meth:`~kpca.kernels.Kernel.block`
+        takes ``xp``; the caller checks that.
 
         Returns
         -------
         array of shape (m, k), namespace ``xp``, in ``dtype`` (a NumPy float dtype)
         """
         from ._array_api import float_dtype, from_host
-        from .kernels._device import device_block_product
+        from .kernels import device_block_product
 
         dev = X.device
         rows_dt = float_dtype(xp, self.rows_dtype)

@@ -1,4 +1,4 @@
-"""kpca.io's command-line inputs: parameter parsers, data and label files, model checks."""
+"""kpca.io's input files: data and label files, model checks."""
 
 from __future__ import annotations
 
@@ -7,84 +7,6 @@ import pytest
 
 import kpca
 from kpca import io as kio
-
-
-# ------------------------------------------------------------------------- parsers
-@pytest.mark.parametrize(("text", "value"), [("3", 3), ("0.9", 0.9), ("all", None),
-                                             ("None", None), ("auto", "auto"),
-                                             ("AUTO", "auto")])
-def test_parse_n_components(text, value):
-    assert kio.parse_n_components(text) == value
-
-
-@pytest.mark.parametrize(("parse", "text", "message"), [
-    (kio.parse_n_components, "0", "must be >= 1"),
-    (kio.parse_n_components, "1.5", "must be in (0, 1)"),
-    (kio.parse_n_components, "x", "an integer >= 1, a fraction in (0, 1), 'all' or 'auto'"),
-    (kio.parse_gamma, "wide", "'scale', 'median'"),
-    (kio.parse_number, "1,5", "expected a number"),
-    (kio.parse_nonnegative, "-1", "a number >= 0"),
-    (kio.parse_nonnegative, "inf", "a number >= 0"),
-    (kio.parse_positive_int, "2.5", "an integer >= 1"),
-    (kio.parse_int, "two", "an integer"),
-    (kio.parse_kernel_params, "p", "name=value"),
-    (kio.parse_kernel_params, "{bad json", "not a valid JSON object"),
-    (kio.parse_kernel_params, "[1, 2]", "name=value"),
-    (kio.parse_kernel_params, " , ", "empty kernel parameters"),
-    (kio.parse_choice("a", "b"), "c", "choose from a, b"),
-])
-def test_parsers_say_what_is_valid(parse, text, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        parse(text)
-
-
-def test_parse_values():
-    assert kio.parse_number("3") == 3 and isinstance(kio.parse_number("3"), int)
-    assert isinstance(kio.parse_number("3.0"), float) and kio.parse_number("1e-3") == 1e-3
-    assert kio.parse_gamma("median") == "median" and kio.parse_gamma("0.5") == 0.5
-    assert [kio.parse_value(t) for t in ("2", "0.5", "auto", "True", "none", "[1, 2]")] == \
-        [2, 0.5, "auto", True, None, [1, 2]]
-    assert kio.parse_kernel_params("beta=[1, 0.5],p=3,normalize=FALSE,name=word") == \
-        {"beta": [1, 0.5], "p": 3, "normalize": False, "name": "word"}
-    assert kio.split_list(" 1, 2,,3 ", kio.parse_int, "--x") == [1, 2, 3]
-    with pytest.raises(ValueError, match="--x: empty list"):
-        kio.split_list(" , ", int, "--x")
-    with pytest.raises(ValueError, match="--x: expected an integer; got 'a'"):
-        kio.split_list("1,a", kio.parse_int, "--x")
-    assert kio.parse_components("2,1", 3) == (1, 0)
-    with pytest.raises(ValueError, match="the model has 3 components"):
-        kio.parse_components("1,4", 3)
-
-
-def test_parse_candidates_gives_each_kernel_its_parameters():
-    grid = kio.parse_candidates("linear,rbf,poly", "median,0.5", "2,3")
-    assert grid == [{"kernel": ["linear"]},
-                    {"kernel": ["rbf"], "gamma": ["median", 0.5]},
-                    {"kernel": ["poly"], "gamma": [0.5], "degree": [2, 3]}]
-    assert kio.parse_candidates("sigmoid", "median", "2")[0]["gamma"] == ["scale"]
-    with pytest.raises(ValueError, match=r"--kernels: unknown or unusable kernel\(s\) "
-                                         r"\['spectrum', 'bogus'\].*choose from"):
-        kio.parse_candidates("rbf,spectrum,bogus", "1", "2")
-
-
-def test_every_estimator_parameter_has_a_flag_and_help():
-    defaults = {name: cls().get_params() for name, cls in [
-        ("exact", kpca.KernelPCA), ("nystrom", kpca.NystromKernelPCA)]}
-    assert kio.flag_help("n_landmarks", defaults) == "number of landmarks (default: 100) " \
-        "[nystrom]"
-    assert kio.flag_help("kernel", defaults).endswith("(default: 'linear' (exact); 'rbf' "
-                                                      "(nystrom))")
-    assert kio.flag_help("n_components", defaults, 2).endswith("(default: 2)")
-    assert kio.parameter_flag("random_state").flags == ("--seed",)
-    assert kio.parameter_flag("some_new_param").flags == ("--some-new-param",)
-    for cls in (kpca.KernelPCA, kpca.NystromKernelPCA, kpca.RandomFeatureKernelPCA,
-                kpca.WeightedKernelPCA, kpca.SphericalKernelPCA, kpca.AnovaKernelPCA):
-        for name in cls().get_params():
-            assert name in kio.PARAMETER_FLAGS or name == "copy_X", (cls.__name__, name)
-    assert kio.ignored_kernel_params("linear", {"gamma": 1, "degree": 2}) == ["gamma",
-                                                                              "degree"]
-    assert kio.ignored_kernel_params("poly", {"gamma": 1, "degree": 2}) == []
-    assert kio.ignored_kernel_params(None, {"gamma": 1}) == []
 
 
 # ------------------------------------------------------------------------- data, labels

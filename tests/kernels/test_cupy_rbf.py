@@ -147,8 +147,8 @@ def test_cuda_source_builds_without_spilling(tmp_path, arch):
 def test_cupy_kernel_on_the_gpu(dtype):
     cupy = pytest.importorskip("cupy")
     from kpca._array_api import device_namespace
+    from kpca.kernels import device_block_product
     from kpca.kernels._cupy_rbf import cupy_rbf_product
-    from kpca.kernels._device import device_block_product
 
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(3000, 20)), rng.normal(size=(5000, 20))

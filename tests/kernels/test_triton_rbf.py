@@ -175,7 +175,7 @@ INTERPRETED = textwrap.dedent("""
     import json, sys
     import numpy as np, torch
     import kpca
-    from kpca.kernels._device import device_block_product
+    from kpca.kernels import device_block_product
     from kpca._array_api import device_namespace
     from kpca.kernels import make_kernel
     from kpca.kernels._triton_rbf import triton_rbf_product
@@ -268,7 +268,7 @@ def test_each_path_gives_the_product_and_tiles_are_the_tiles():
     import torch
 
     from kpca._array_api import device_namespace
-    from kpca.kernels._device import device_block, device_block_product
+    from kpca.kernels import device_block_product
 
     X, Y, C = problem(60, 90, 5, 4)
     dev = os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu")
@@ -282,7 +282,7 @@ def test_each_path_gives_the_product_and_tiles_are_the_tiles():
         with kpca.config_context(device_rbf_product=path):
             got[path] = device_block_product(k, *t, xp, 16).cpu().numpy()
         assert rel_err(got[path], ref, C) < 2e-6, path
-    tiles = torch.cat([device_block(k, t[0][s:s + 16], t[1], xp) @ t[2]
+    tiles = torch.cat([k.block(t[0][s:s + 16], t[1], xp=xp) @ t[2]
                        for s in range(0, 60, 16)])
     np.testing.assert_array_equal(got["tiles"], tiles.cpu().numpy())
     if HAS_TRITON and CUDA:
@@ -294,7 +294,7 @@ def test_asking_for_triton_without_it_names_the_package():
     import torch
 
     from kpca._array_api import device_namespace
-    from kpca.kernels._device import device_block_product
+    from kpca.kernels import device_block_product
 
     t = [torch.asarray(A.astype(np.float32)) for A in problem(5, 5, 2, 2)]
     with kpca.config_context(device_rbf_product="triton"), pytest.raises(

@@ -24,7 +24,7 @@ from .._base import BaseKernelPCA
 from .._config import get_config
 from .._rows import RowSource
 from ..diagnostics import od_noise
-from ..kernels._device import check_device_kernel
+from ..kernels import check_device_kernel
 from ..operators import n_threads, storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp

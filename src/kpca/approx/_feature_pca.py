@@ -146,7 +146,7 @@ def accumulate_device(kernel, landmarks: np.ndarray, X, shift: np.ndarray, dtype
     Parameters
     ----------
     kernel : Kernel
-        With a device implementation (:mod:`kpca.kernels._device`).
+        One whose :meth:`~kpca.kernels.Kernel.block` takes ``xp``.
     landmarks : ndarray of shape (m, d)
     X : kpca.approx._base.DeviceRows
     shift : ndarray of shape (m,)
@@ -161,7 +161,6 @@ def accumulate_device(kernel, landmarks: np.ndarray, X, shift: np.ndarray, dtype
         On the host; the float64 sums are accumulated on the device.
     """
     from .._array_api import float_dtype, from_host, to_host
-    from ..kernels._device import device_block
 
     xp, A = X.xp, X.array
     dev, n = A.device, A.shape[0]
@@ -172,7 +171,7 @@ def accumulate_device(kernel, landmarks: np.ndarray, X, shift: np.ndarray, dtype
     total = xp.zeros(m, dtype=xp.float64, device=dev)
     scatter = xp.zeros((m, m), dtype=xp.float64, device=dev)
     for start in range(0, n, rows):
-        F = device_block(kernel, xp.astype(A[start : min(start + rows, n), ...], dt), Z, xp) - s
+        F = kernel.block(xp.astype(A[start : min(start + rows, n), ...], dt), Z, xp=xp) - s
         scatter = scatter + xp.astype(xp.matrix_transpose(F) @ F, xp.float64)
         total = total + xp.sum(xp.astype(F, xp.float64), axis=0)
     return FeatureStats(n, to_host(total, np.float64), to_host(scatter, np.float64))

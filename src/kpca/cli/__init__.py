@@ -1,9 +1,15 @@
-"""The ``kpca`` command line tool (:func:`main`, :func:`build_parser`).
+"""The ``kpca`` command line tool (:func:`main`, :func:`build_parser`), and what only
+the command line needs.
 
-The commands live in :mod:`kpca.cli._main`; the parsing of parameters written
-as text, the progress bars and the summaries that only the command line needs
-live beside them in this package, so that :mod:`kpca.io` holds the library's
-files and row sources alone.
+* :data:`PARAMETER_FLAGS`, :func:`parameter_flag` and the ``parse_*`` functions --
+  estimator parameters written as text (command-line flags) -> Python values;
+* :class:`ProgressBars` and :func:`console_logging` -- the library's progress
+  records drawn with tqdm, and what a command line shows on standard error;
+* :func:`format_summary` and :func:`format_selection` -- the texts of ``kpca info``
+  and ``kpca select``.
+
+The commands themselves live in ``kpca.cli._main``. Files and row sources are
+:mod:`kpca.io`'s.
 """
 
 from ._main import (
@@ -16,14 +22,56 @@ from ._main import (
     build_parser,
     main,
 )
+from ._params import (
+    PARAMETER_FLAGS,
+    ParameterFlag,
+    flag_help,
+    ignored_kernel_params,
+    parameter_flag,
+    parse_candidates,
+    parse_choice,
+    parse_components,
+    parse_gamma,
+    parse_int,
+    parse_kernel_params,
+    parse_n_components,
+    parse_nonnegative,
+    parse_number,
+    parse_positive_int,
+    parse_value,
+    split_list,
+)
+from ._progress import ProgressBars, console_logging
+from ._summary import format_selection, format_summary
 
 __all__ = [
     "ESTIMATORS",
     "EXIT_FAILURE",
     "EXIT_OK",
     "EXIT_USAGE",
+    "PARAMETER_FLAGS",
     "PROG",
+    "ParameterFlag",
+    "ProgressBars",
     "STREAMED",
     "build_parser",
+    "console_logging",
+    "flag_help",
+    "format_selection",
+    "format_summary",
+    "ignored_kernel_params",
     "main",
+    "parameter_flag",
+    "parse_candidates",
+    "parse_choice",
+    "parse_components",
+    "parse_gamma",
+    "parse_int",
+    "parse_kernel_params",
+    "parse_n_components",
+    "parse_nonnegative",
+    "parse_number",
+    "parse_positive_int",
+    "parse_value",
+    "split_list",
 ]

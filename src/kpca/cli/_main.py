@@ -1,7 +1,7 @@
 """The ``kpca`` command line tool: flags -> estimators, files -> :mod:`kpca.io`.
 
 ``fit``/``fit-transform --estimator NAME`` build one of :data:`ESTIMATORS`; each
-estimator parameter is a flag (:data:`kpca.io.PARAMETER_FLAGS`), validated by the
+estimator parameter is a flag (:data:`kpca.cli.PARAMETER_FLAGS`), validated by the
 estimator. ``nystrom``, ``random-features`` and ``incremental`` stream DATA in row
 blocks (:func:`kpca.io.open_rows`; ``incremental`` adds each block of
 ``--batch-size`` rows with ``partial_fit``); ``update`` adds the rows of another
@@ -33,6 +33,19 @@ from sklearn.pipeline import make_pipeline
 from .. import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
 from .. import io as kio
 from .._rows import RowSource
+from ._params import (
+    PARAMETER_FLAGS,
+    flag_help,
+    ignored_kernel_params,
+    parameter_flag,
+    parse_candidates,
+    parse_choice,
+    parse_components,
+    parse_int,
+    split_list,
+)
+from ._progress import console_logging
+from ._summary import format_selection, format_summary
 
 logger = logging.getLogger("kpca")
 PROG = "kpca"
@@ -63,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _t(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """An argparse ``type`` from a :mod:`kpca.io` parser (its message, not 'invalid value')."""
+    """An argparse ``type`` from a ``parse_*`` parser (its message, not 'invalid value')."""
     def convert(text: str) -> Any:
         try:
             return parse(text)
@@ -77,7 +90,7 @@ def _defaults() -> dict[str, dict[str, Any]]:
 
 
 def _flag(name: str) -> str:
-    return "/".join(kio.parameter_flag(name).flags)
+    return "/".join(parameter_flag(name).flags)
 
 
 def _in_flags(message: str, given: Sequence[str]) -> str:
@@ -103,14 +116,14 @@ def _add_estimator_options(p: argparse.ArgumentParser) -> None:
                    "in row blocks; an incremental model takes more rows with 'kpca update'), "
                    "weighted, spherical, robpca (robust), anova")
     defaults = _defaults()
-    names = [*kio.PARAMETER_FLAGS, *sorted(set().union(*defaults.values()) - _SKIP
-                                           - set(kio.PARAMETER_FLAGS))]
+    names = [*PARAMETER_FLAGS, *sorted(set().union(*defaults.values()) - _SKIP
+                                           - set(PARAMETER_FLAGS))]
     for name in names:
-        spec, default = kio.parameter_flag(name), _CLI_DEFAULTS.get(name)
+        spec, default = parameter_flag(name), _CLI_DEFAULTS.get(name)
         kw = (dict(action="store_const", const=spec.const) if spec.parse is None else
               dict(type=_t(spec.parse), choices=spec.choices, metavar=spec.metavar))
         g.add_argument(*spec.flags, dest=name, default=_UNSET if default is None else default,
-                       **kw, help=kio.flag_help(name, defaults, default).replace("%", "%%"))
+                       **kw, help=flag_help(name, defaults, default).replace("%", "%%"))
 
 
 def _add_io(p: argparse.ArgumentParser, *, data: str = "DATA", output: str | None = "OUT",
@@ -268,7 +281,7 @@ def _make_estimator(args: argparse.Namespace) -> Any:
         raise ValueError(f"{_flag(name)} does not apply to --estimator {args.estimator}; it "
                          f"is a parameter of {', '.join(users)}.")
     kernel = params.get("kernel", accepted.get("kernel"))
-    for name in kio.ignored_kernel_params(kernel, params):
+    for name in ignored_kernel_params(kernel, params):
         logger.warning("%s is ignored by the %s kernel", _flag(name), kernel)
     args.given = params  # main names the flag of a parameter the estimator refuses
     return ESTIMATORS[args.estimator](**params)
@@ -407,7 +420,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         raise ValueError("'kpca plot scatter' needs --data (the points to project).")
     kw = dict(title=args.title, path=path)
     if args.kind == "scatter":
-        ij = kio.parse_components(args.components, len(est.eigenvalues_))
+        ij = parse_components(args.components, len(est.eigenvalues_))
         fig, _ = plotting.plot_embedding(est.transform(X), labels, components=ij, **kw)
     elif args.kind == "scree":
         fig, _ = plotting.plot_scree(est, null=_scree_null(est, args) if args.null else None,
@@ -488,15 +501,15 @@ def _cmd_select(args: argparse.Namespace) -> int:
         kio.check_output_path(args.output, table=False)
     X, labels, _ = kio.read_data_and_labels(args.data, header=args.header, labels=args.labels,
                                             label_column=args.label_column)
-    candidates = kio.parse_candidates(args.kernels, args.gammas, args.degrees)
+    candidates = parse_candidates(args.kernels, args.gammas, args.degrees)
     if args.landmarks_for_tol is not None:
         return _landmarks_for_tol(args, X, candidates)
-    preimages = kio.split_list(args.preimages, kio.parse_choice(*_PREIMAGES), "--preimages")
+    preimages = split_list(args.preimages, parse_choice(*_PREIMAGES), "--preimages")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
                            standardize=args.standardize, classifier=args.classifier,
                            scoring=args.scoring, alpha=args.alpha)
-    text = kio.format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
+    text = format_selection(args.data, result, supervised=labels is not None, cv=args.cv,
                                 n_components=args.n_components, classifier=args.classifier)
     with kio.atomic_write(args.output, "w", encoding="utf-8") if args.output else \
             contextlib.nullcontext(sys.stdout) as fh:
@@ -515,7 +528,7 @@ def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any) -> int
     if args.n_components == "auto":
         raise ValueError("--landmarks-for-tol compares a fixed number of components: give "
                          "-k an integer")
-    counts = kio.split_list(args.landmarks, kio.parse_int, "--landmarks")
+    counts = split_list(args.landmarks, parse_int, "--landmarks")
     if any(c < 1 for c in counts):
         raise ValueError(f"--landmarks: counts must be >= 1; got {args.landmarks!r}")
     if args.standardize:
@@ -547,14 +560,14 @@ def _cmd_info(args: argparse.Namespace) -> int:
     est = kio.split_scaling(model)[1]
     name = next((k for k, cls in ESTIMATORS.items() if type(est) is cls), None)
     info = {"model": args.model, "estimator": name, **kio.model_summary(model)}
-    print(json.dumps(info, indent=2) if args.json else kio.format_summary(info))
+    print(json.dumps(info, indent=2) if args.json else format_summary(info))
     return EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..demo import main as demo  # the examples: heavy, and optional
 
-    only = kio.split_list(args.only, str, "--only") if args.only else None
+    only = split_list(args.only, str, "--only") if args.only else None
     return demo(args.out, quick=args.quick, only=only)
 
 
@@ -619,7 +632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _unrecognized(parser.commands[args.command], extra)
     except _Exit as exc:
         return exc.args[0]
-    with kio.console_logging(args.verbose, prog=PROG), _terminate_as_interrupt():
+    with console_logging(args.verbose, prog=PROG), _terminate_as_interrupt():
         try:
             return args.func(args)
         except _Terminated:  # SIGTERM: the files being written were removed on the way

@@ -1,4 +1,4 @@
-"""Files: numeric tables, model files, and the inputs of the command line.
+"""Files: numeric tables, streamed row sources, model files, and input files.
 
 * :func:`read_table` / :func:`write_table` -- .csv, .tsv, .npy, .parquet, whole
   (written atomically);
@@ -8,10 +8,10 @@
 * :func:`save` / :func:`load` -- model files that run no code when loaded
   (see docs/guide.md, "Saving models");
 * :func:`read_data`, :func:`read_labels`, :func:`check_columns`, ... -- input files
-  of the command line; :func:`parse_kernel_params` and the other parsers of
-  parameters written as text (:data:`PARAMETER_FLAGS`: the flag of each estimator
-  parameter); :class:`ProgressBars` (progress records drawn with tqdm) and
-  :func:`format_summary` (the text of ``kpca info``).
+  (data, labels, models) checked for what reads them.
+
+The parsing of parameters written as text, the progress bars and the texts of
+``kpca info`` and ``kpca select`` belong to the command line: :mod:`kpca.cli`.
 """
 
 from .._files import atomic_write
@@ -39,28 +39,7 @@ from ._model import (
     save_model,
     split_scaling,
 )
-from ._params import (
-    PARAMETER_FLAGS,
-    ParameterFlag,
-    flag_help,
-    ignored_kernel_params,
-    parameter_flag,
-    parse_candidates,
-    parse_choice,
-    parse_components,
-    parse_gamma,
-    parse_int,
-    parse_kernel_params,
-    parse_n_components,
-    parse_nonnegative,
-    parse_number,
-    parse_positive_int,
-    parse_value,
-    split_list,
-)
-from ._progress import ProgressBars, console_logging
 from ._sources import open_rows
-from ._summary import format_selection, format_summary
 from ._tables import TABLE_FORMATS, read_table
 from ._write import (
     TableWriter,
@@ -76,9 +55,6 @@ load = load_model
 
 __all__ = [
     "FORMAT_VERSION",
-    "PARAMETER_FLAGS",
-    "ParameterFlag",
-    "ProgressBars",
     "TABLE_FORMATS",
     "TableWriter",
     "atomic_write",
@@ -86,32 +62,15 @@ __all__ = [
     "check_output_path",
     "check_scores",
     "check_vectors",
-    "console_logging",
     "fit_scaler",
     "fitted_on_strings",
-    "flag_help",
-    "format_selection",
-    "ignored_kernel_params",
     "input_names",
-    "format_summary",
     "is_string_kernel",
     "load",
     "load_model",
     "model_summary",
     "open_rows",
     "open_table_writer",
-    "parameter_flag",
-    "parse_candidates",
-    "parse_choice",
-    "parse_components",
-    "parse_gamma",
-    "parse_int",
-    "parse_kernel_params",
-    "parse_n_components",
-    "parse_nonnegative",
-    "parse_number",
-    "parse_positive_int",
-    "parse_value",
     "read_data",
     "read_data_and_labels",
     "read_labels",
@@ -122,7 +81,6 @@ __all__ = [
     "save",
     "save_model",
     "split_label_column",
-    "split_list",
     "split_scaling",
     "standardized",
     "write_blocks",

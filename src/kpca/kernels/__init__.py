@@ -1,9 +1,11 @@
 """Kernels: objects that evaluate blocks ``k(X1, X2)`` and ``diag(X)``.
 
-See :mod:`kpca.kernels._base` for the contract.
+See :class:`Kernel` for the contract: :meth:`Kernel.block` evaluates NumPy arrays and,
+given their namespace, PyTorch, CuPy and other Array API arrays on their device.
 """
 
-from ._base import Kernel, dot_block, sq_euclidean_block
+from ._base import Kernel, array_namespace, check_device_kernel, dot_block, sq_euclidean_block
+from ._device import device_block_product
 from ._explicit import explicit_features, feature_dimension
 from ._features import FourierFeatures
 from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
@@ -25,6 +27,9 @@ from ._string import Spectrum, as_strings, pgram_counts
 KERNELS["spectrum"] = Spectrum
 
 __all__ = [
+    "array_namespace",
+    "check_device_kernel",
+    "device_block_product",
     "explicit_features",
     "feature_dimension",
     "GAMMA_HEURISTICS",

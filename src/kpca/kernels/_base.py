@@ -4,13 +4,18 @@ A kernel object is a small parameter container (a scikit-learn style object, so
 ``get_params``/``set_params``/``clone`` and nested grid search such as
 ``kernel__gamma`` work) with three duties:
 
-* :meth:`Kernel.block` evaluates the kernel between two blocks of rows, vectorised;
+* :meth:`Kernel.block` evaluates the kernel between two blocks of rows, vectorised,
+  in the arrays' own namespace (NumPy, or PyTorch, CuPy, ... through the Array API);
 * :meth:`Kernel.diag` evaluates ``k(x, x)`` for every row without forming a block;
 * :meth:`Kernel.block_bytes` says how much memory a block of a given size costs,
   so that operators can tile a computation under a memory budget.
 
 Data-dependent parameters (``gamma=None``, ``'scale'``, ``'median'``) are fixed by
 :meth:`Kernel.resolve`, which returns a new kernel with numbers only.
+
+A kernel of one's own that runs on every backend overrides :meth:`Kernel.block` (and,
+for speed, :meth:`Kernel.diag`) with the functions of the namespace ``xp`` it is
+given (docs/guide.md, "A kernel of your own").
 """
 
 from __future__ import annotations
@@ -23,11 +28,46 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
 
 
+def on_host(xp: Any) -> bool:
+    """Whether ``xp`` (a namespace given to :meth:`Kernel.block`) means NumPy arrays:
+    ``None``, NumPy itself or array-api-compat's wrapper of it."""
+    return xp is None or getattr(xp, "__name__", None) in ("numpy", "array_api_compat.numpy")
+
+
+def array_namespace(*arrays: Any) -> Any:
+    """The Array API namespace to evaluate ``arrays`` with: array-api-compat's for a
+    PyTorch tensor, a CuPy array or any array that declares one; for NumPy arrays,
+    array-api-compat's wrapper of NumPy where it is installed, else NumPy itself (whose
+    main namespace follows the standard from NumPy 2.0 on).
+
+    For a :meth:`Kernel.block` written with ``xp`` functions: ``xp = array_namespace(X)
+    if xp is None else xp``.
+    """
+    from .._array_api import device_namespace
+
+    for a in arrays:
+        xp = device_namespace(a)
+        if xp is not None:
+            return xp
+    try:
+        import array_api_compat.numpy as xp_numpy
+    except ImportError:
+        return np
+    return xp_numpy
+
+
 class Kernel(BaseEstimator):
     """Base class of all kernels.
 
-    Subclasses implement :meth:`_block` (dense result of shape ``(n1, n2)``) and
-    may override :meth:`diag`, :meth:`resolve` and :meth:`block_bytes`.
+    A subclass overrides :meth:`block`, the one method that evaluates kernel values:
+    written with the functions of the namespace ``xp`` it is given (``xp.exp``,
+    ``xp.sum``, ``X @ xp.matrix_transpose(Y)``, ...), it evaluates NumPy arrays and the
+    arrays of every Array API library (PyTorch, CuPy, ...) on their own device, and the
+    estimators then fit such arrays with it. It may override :meth:`diag` (the default
+    evaluates one row at a time), :meth:`resolve` (data-dependent parameters) and
+    :meth:`block_bytes`. A kernel for NumPy and SciPy sparse input only may implement
+    ``_block(X, Y, symmetric)`` instead, as kpca's own string and precomputed kernels
+    do. See docs/guide.md, "A kernel of your own".
     """
 
     #: name used in ``KernelPCA(kernel=<name>)`` and in saved model files
@@ -49,24 +89,40 @@ class Kernel(BaseEstimator):
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         return self.block(X, Y)
 
-    def block(self, X: Any, Y: Any = None) -> np.ndarray:
+    def block(self, X: Any, Y: Any = None, xp: Any = None) -> Any:
         """Kernel matrix between the rows of ``X`` and of ``Y``.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n1, d)
-        Y : array-like or sparse matrix of shape (n2, d), default=None
-            ``None`` means ``Y = X`` (a symmetric block).
+        X : array of shape (n1, d)
+            A NumPy array (or SciPy sparse matrix), or an array of namespace ``xp``.
+        Y : array of shape (n2, d), default=None
+            As ``X``, in its namespace and dtype; ``None`` means ``Y = X`` (a
+            symmetric block).
+        xp : namespace, default=None
+            The Array API namespace of ``X`` and ``Y`` (array-api-compat's, e.g. for
+            PyTorch tensors); ``None`` for NumPy arrays and SciPy sparse matrices.
 
         Returns
         -------
-        K : ndarray of shape (n1, n2)
-            In the floating dtype of the inputs (float32 stays float32).
+        K : array of shape (n1, n2)
+            In the namespace, on the device and in the floating dtype of the inputs
+            (float32 stays float32).
         """
+        if not on_host(xp):
+            check_device_kernel(self)
         return self._block(X, X if Y is None else Y, Y is None)
 
     def _block(self, X: Any, Y: Any, symmetric: bool) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover - abstract
+        raise NotImplementedError(  # a subclass overrides block (or this)
+            f"{type(self).__name__} evaluates no kernel values: override "
+            "block(X, Y=None, xp=None) (docs/guide.md, 'A kernel of your own').")
+
+    @classmethod
+    def supports_array_api(cls) -> bool:
+        """Whether :meth:`block` evaluates arrays of any Array API namespace (PyTorch,
+        CuPy, ...): whether the class overrides it, the method given the namespace."""
+        return cls.block is not Kernel.block
 
     # -- repeated blocks against the same columns (Gram builds, matrix-free passes) ---
     def prepare(self, Y: Any, dtype: Any = None) -> Any:
@@ -95,21 +151,33 @@ class Kernel(BaseEstimator):
         ``X`` may be rows, or the result of :meth:`prepare_rows` (sliced)."""
         if not sp.issparse(X) and not sp.issparse(prep) and hasattr(prep, "dtype"):
             X = np.asarray(X, dtype=prep.dtype)
-        K = self._block(X, prep, False)
+        K = self.block(X, prep)
         if out is None:
             return K
         out[...] = K
         return out
 
-    def diag(self, X: Any) -> np.ndarray:
-        """``k(x_i, x_i)`` for every row, shape (n,), without forming a block."""
+    def diag(self, X: Any, xp: Any = None) -> Any:
+        """``k(x_i, x_i)`` for every row, shape (n,), without forming a block.
+
+        ``X`` and ``xp`` as in :meth:`block`; the result in X's namespace, device and
+        floating dtype. The default evaluates one row at a time through
+        :meth:`block` (O(n) memory, one call per row): a kernel with a closed form
+        overrides it.
+        """
+        if on_host(xp):
+            if self.constant_diag is not None:
+                return np.full(X.shape[0], self.constant_diag, dtype=_float_dtype(X))
+            out = np.empty(X.shape[0], dtype=_float_dtype(X))
+            for i in range(X.shape[0]):
+                out[i] = self.block(X[i : i + 1])[0, 0]
+            return out
         if self.constant_diag is not None:
-            return np.full(X.shape[0], self.constant_diag, dtype=_float_dtype(X))
-        # generic fallback: evaluate row by row in small blocks (O(n) memory)
-        out = np.empty(X.shape[0], dtype=_float_dtype(X))
-        for i in range(X.shape[0]):
-            out[i] = self.block(X[i : i + 1])[0, 0]
-        return out
+            return xp.full(X.shape[0], self.constant_diag, dtype=X.dtype, device=X.device)
+        if X.shape[0] == 0:
+            return xp.zeros(0, dtype=X.dtype, device=X.device)
+        return xp.concat([xp.reshape(self.block(X[i : i + 1, ...], xp=xp), (1,))
+                          for i in range(X.shape[0])])
 
     # -- parameters -----------------------------------------------------------------
     def resolve(self, X: Any, random_state: Any = None) -> Kernel:
@@ -135,6 +203,21 @@ class Kernel(BaseEstimator):
 
     def check_input(self, X: Any) -> None:
         """Hook for kernel-specific input checks (raise ``ValueError``)."""
+
+
+def check_device_kernel(kernel: Kernel) -> None:
+    """Refuse a kernel that evaluates NumPy arrays only (:meth:`Kernel.supports_array_api`
+    is False), naming the alternatives, before a fit or transform of Array API arrays
+    starts."""
+    if not kernel.supports_array_api():
+        name = getattr(kernel, "name", "") or type(kernel).__name__
+        raise ValueError(
+            f"the {name!r} kernel has no Array API (device) implementation; with PyTorch, "
+            "CuPy or other Array API arrays use one of 'rbf', 'laplacian', 'poly', "
+            "'linear', 'cosine', 'sigmoid', 'anova', a kpca.kernels.Kernel whose block() "
+            "uses the namespace it is given (docs/guide.md, 'A kernel of your own'), or "
+            "pass NumPy arrays (e.g. X.cpu().numpy())."
+        )
 
 
 def _float_dtype(*arrays: Any) -> np.dtype:

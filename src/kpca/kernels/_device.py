@@ -1,99 +1,39 @@
-"""Kernel blocks in an Array API namespace (PyTorch, CuPy, ``array-api-strict``).
+"""Kernel products in an Array API namespace (PyTorch, CuPy, ``array-api-strict``).
 
-The same kernels as the NumPy classes of :mod:`kpca.kernels._standard`, evaluated with
-the standard's operations only, on the arrays' own device (docs/scaling.md, "GPU and
-the Array API"). The NumPy path keeps its own tuned code; this one is used only for
-arrays of another namespace.
+Every kernel evaluates its blocks through :meth:`Kernel.block` given the arrays'
+namespace (docs/scaling.md, "GPU and the Array API"); :func:`device_block_product`
+multiplies them, block by block, or, for the kernels that have one, through a fused
+pass that never writes the kernel values: the plug-ins of :data:`_FUSED_PRODUCTS` (the
+RBF kernel's Triton, CuPy and attention passes).
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from .._array_api import device_namespace
 from .._config import get_config
 from ._base import Kernel
-from ._standard import RBF, Cosine, Laplacian, Linear, Polynomial, Sigmoid
+from ._standard import RBF
 
 logger = logging.getLogger("kpca")
 
-#: the kernels with a device implementation
-DEVICE_KERNELS = (RBF, Laplacian, Polynomial, Linear, Cosine, Sigmoid)
-
-
-def check_device_kernel(kernel: Kernel) -> None:
-    """Refuse a kernel that has no Array API implementation, naming the alternatives."""
-    if type(kernel) not in DEVICE_KERNELS:
-        name = getattr(kernel, "name", type(kernel).__name__)
-        raise ValueError(
-            f"the {name!r} kernel has no Array API (device) implementation; with PyTorch, "
-            "CuPy or other Array API arrays use one of 'rbf', 'laplacian', 'poly', "
-            "'linear', 'cosine', 'sigmoid', or pass NumPy arrays (e.g. X.cpu().numpy())."
-        )
-
-
-def _dot(xp: Any, X: Any, Y: Any) -> Any:
-    return X @ xp.matrix_transpose(Y)
-
-
-def _inv_norms(xp: Any, X: Any) -> Any:
-    norms = xp.sqrt(xp.sum(X * X, axis=1))
-    safe = xp.where(norms > 0, norms, xp.ones_like(norms))
-    return xp.where(norms > 0, 1.0 / safe, xp.zeros_like(norms))
-
-
-def device_block(kernel: Kernel, X: Any, Y: Any, xp: Any) -> Any:
-    """``k(X, Y)`` of shape (len(X), len(Y)) in namespace ``xp``, in X's dtype.
-
-    Parameters
-    ----------
-    kernel : Kernel
-        A resolved kernel (numeric ``gamma``) of :data:`DEVICE_KERNELS`.
-    X, Y : arrays of namespace ``xp``, shapes (m, d) and (n, d), same float dtype
-    xp : namespace
-
-    Returns
-    -------
-    array of shape (m, n)
-    """
-    check_device_kernel(kernel)
-    if isinstance(kernel, RBF):
-        # shifted by Y's mean before the expansion ||x||^2 + ||y||^2 - 2<x, y>, as the
-        # NumPy kernel does, so that float32 resolves data far from the origin
-        c = xp.mean(Y, axis=0)
-        Xc, Yc = X - c, Y - c
-        D = _dot(xp, Xc, Yc)  # in-place updates: one (m, n) temporary besides the result
-        D *= 2.0 * kernel._g()
-        D -= kernel._g() * xp.sum(Xc * Xc, axis=1)[:, None]
-        D -= kernel._g() * xp.sum(Yc * Yc, axis=1)[None, :]
-        return xp.exp(xp.clip(D, max=0.0))
-    if isinstance(kernel, Laplacian):
-        D = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
-        for j in range(X.shape[1]):  # one feature at a time: no (m, n, d) temporary
-            D = D + xp.abs(X[:, j][:, None] - Y[:, j][None, :])
-        return xp.exp(-kernel._g() * D)
-    if isinstance(kernel, Linear):
-        return _dot(xp, X, Y)
-    if isinstance(kernel, Polynomial):
-        return (kernel._g() * _dot(xp, X, Y) + kernel.coef0) ** kernel.degree
-    if isinstance(kernel, Sigmoid):
-        return xp.tanh(kernel._g() * _dot(xp, X, Y) + kernel.coef0)
-    # cosine
-    return _dot(xp, X, Y) * _inv_norms(xp, X)[:, None] * _inv_norms(xp, Y)[None, :]
-
 
 def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: int) -> Any:
-    """``k(X, Y) @ C`` of shape (len(X), C.shape[1]), ``k(X, Y)`` evaluated in blocks of
-    ``rows`` rows of X (each block's kernel values exist only until multiplied), or,
-    for the RBF kernel on PyTorch tensors, in one fused pass that never holds them
-    (:func:`_fused_rbf_product`, as the setting ``device_rbf_product`` says; ``rows``
-    unused).
+    """``k(X, Y) @ C`` of shape (len(X), C.shape[1]), ``k(X, Y)`` evaluated by
+    :meth:`Kernel.block` in blocks of ``rows`` rows of X (each block's kernel values
+    exist only until multiplied), or, for a kernel with a fused pass (the RBF kernel on
+    PyTorch tensors and CuPy arrays, as the setting ``device_rbf_product`` says), in
+    one pass that never holds them (``rows`` unused).
 
     Parameters
     ----------
     kernel : Kernel
+        A resolved kernel whose :meth:`Kernel.block` takes namespace ``xp``.
     X, Y : arrays of namespace ``xp``, shapes (m, d) and (n, d), same float dtype
     C : array of shape (n, c), X's dtype
     xp : namespace
@@ -106,11 +46,13 @@ def device_block_product(kernel: Kernel, X: Any, Y: Any, C: Any, xp: Any, rows: 
     m = X.shape[0]
     if m == 0 or C.shape[1] == 0:
         return xp.zeros((m, C.shape[1]), dtype=C.dtype, device=C.device)
-    if isinstance(kernel, RBF):
-        fused = _fused_rbf_product(kernel._g(), X, Y, C)
-        if fused is not None:
-            return fused
-    return xp.concat([device_block(kernel, X[s : min(s + rows, m), ...], Y, xp) @ C
+    # the exact class: a subclass may change the function the fused pass evaluates
+    fused = _FUSED_PRODUCTS.get(type(kernel))
+    if fused is not None:
+        out = fused(kernel, X, Y, C)
+        if out is not None:
+            return out
+    return xp.concat([kernel.block(X[s : min(s + rows, m), ...], Y, xp=xp) @ C
                       for s in range(0, m, max(1, rows))], axis=0)
 
 
@@ -198,7 +140,7 @@ def _attention_rbf_product(gamma: float, X: Any, Y: Any, C: Any) -> Any | None:
     Attention evaluates ``exp(q_i . k_j)`` tile by tile, multiplies by the values while
     the tile is on chip and never writes the ``(m, n)`` matrix: the fused
     evaluate -> exp -> multiply pass of docs/scaling.md ("GPU and the Array API"). With
-    ``c`` the mean of ``Y`` subtracted from both sets (as in :func:`device_block`),
+    ``c`` the mean of ``Y`` subtracted from both sets (as in :meth:`RBF.block`),
 
     - queries ``q_i = [x_i, 1, g|x_i|^2]``, keys ``k_j = [2g y_j, -g|y_j|^2, 0]``, so that
       ``q_i . k_j - g|x_i|^2 = -g|x_i - y_j|^2``;
@@ -284,16 +226,11 @@ def sink_attention_inputs(gamma: float, X: Any, Y: Any, C: Any, xp: Any, e: int,
     return q, k, v
 
 
-def device_diag(kernel: Kernel, X: Any, xp: Any) -> Any:
-    """``k(x, x)`` per row of X, shape (m,), in namespace ``xp``."""
-    check_device_kernel(kernel)
-    if isinstance(kernel, (RBF, Laplacian)):
-        return xp.ones(X.shape[0], dtype=X.dtype, device=X.device)
-    sq = xp.sum(X * X, axis=1)
-    if isinstance(kernel, Linear):
-        return sq
-    if isinstance(kernel, Polynomial):
-        return (kernel._g() * sq + kernel.coef0) ** kernel.degree
-    if isinstance(kernel, Sigmoid):
-        return xp.tanh(kernel._g() * sq + kernel.coef0)
-    return xp.astype(sq > 0, X.dtype)
+def _rbf_fused(kernel: Kernel, X: Any, Y: Any, C: Any) -> Any | None:
+    return _fused_rbf_product(kernel.gamma_value(), X, Y, C)  # type: ignore[attr-defined]
+
+
+#: the fused ``k(X, Y) @ C`` passes, by kernel class: each returns the product, or
+#: ``None`` where it does not serve the arrays (then blocks of :meth:`Kernel.block`)
+_FUSED_PRODUCTS: MappingProxyType[type[Kernel], Callable[[Kernel, Any, Any, Any], Any]] = (
+    MappingProxyType({RBF: _rbf_fused}))

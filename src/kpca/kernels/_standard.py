@@ -13,7 +13,7 @@ from sklearn.utils.extmath import row_norms
 
 from .. import _native
 from .._config import get_config
-from ._base import Kernel, _float_dtype, dot_block, sq_euclidean_block
+from ._base import Kernel, _float_dtype, dot_block, on_host, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
 
 try:  # the optional compiled RBF block (setup.py): absent where it could not be built
@@ -49,7 +49,9 @@ class _GammaMixin:
         )
         return self._copy(gamma=g)  # type: ignore[attr-defined]
 
-    def _g(self) -> float:
+    def gamma_value(self) -> float:
+        """``gamma`` as a number; a ``ValueError`` while it is data-dependent (``None``,
+        ``'scale'``, ``'median'``: :meth:`resolve` fixes it)."""
         if self.gamma is None or isinstance(self.gamma, str):  # type: ignore[attr-defined]
             raise ValueError(
                 f"{type(self).__name__}.gamma={self.gamma!r} is data-dependent; "  # type: ignore[attr-defined]
@@ -63,11 +65,18 @@ class Linear(Kernel):
 
     name = "linear"
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        return _xp_dot(xp, X, X if Y is None else Y)
+
     def _block(self, X, Y, symmetric):
         return dot_block(X, Y)
 
-    def diag(self, X):
-        return row_norms(X, squared=True).astype(_float_dtype(X), copy=False)
+    def diag(self, X, xp=None):
+        if on_host(xp):
+            return row_norms(X, squared=True).astype(_float_dtype(X), copy=False)
+        return xp.sum(X * X, axis=1)
 
     def rank_bound(self, n_features: int) -> int:
         return n_features
@@ -84,9 +93,15 @@ class Polynomial(_GammaMixin, Kernel):
         self.degree = degree
         self.coef0 = coef0
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        return (self.gamma_value() * _xp_dot(xp, X, X if Y is None else Y)
+                + self.coef0) ** self.degree
+
     def _block(self, X, Y, symmetric):
         K = dot_block(X, Y)
-        K *= self._g()
+        K *= self.gamma_value()
         K += self.coef0
         # an overflow to inf is reported by the callers as a clear error (the kernel
         # values are checked), not as NumPy's RuntimeWarning
@@ -100,8 +115,10 @@ class Polynomial(_GammaMixin, Kernel):
             )
         return K
 
-    def diag(self, X):
-        d = Linear().diag(X) * self._g() + self.coef0
+    def diag(self, X, xp=None):
+        if not on_host(xp):
+            return (self.gamma_value() * xp.sum(X * X, axis=1) + self.coef0) ** self.degree
+        d = Linear().diag(X) * self.gamma_value() + self.coef0
         return np.power(d, self.degree).astype(_float_dtype(X), copy=False)
 
 
@@ -227,7 +244,7 @@ class RBF(_GammaMixin, Kernel):
             return Y
         Y = np.asarray(Y)
         dtype = np.dtype(dtype or _float_dtype(Y))
-        g = self._g()
+        g = self.gamma_value()
         centre = Y.mean(axis=0, dtype=np.float64)  # kept in float64: see rows_side
         Yc = (Y - centre.astype(Y.dtype)).astype(dtype, copy=False)
         yy = np.einsum("ij,ij->i", Yc, Yc)
@@ -285,10 +302,25 @@ class RBF(_GammaMixin, Kernel):
         np.exp(out, out=out)
         return out
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        Y = X if Y is None else Y
+        # shifted by Y's mean before the expansion ||x||^2 + ||y||^2 - 2<x, y>, as the
+        # NumPy block is, so that float32 resolves data far from the origin
+        g = self.gamma_value()
+        c = xp.mean(Y, axis=0)
+        Xc, Yc = X - c, Y - c
+        D = _xp_dot(xp, Xc, Yc)  # in-place updates: one (m, n) temporary besides the result
+        D *= 2.0 * g
+        D -= g * xp.sum(Xc * Xc, axis=1)[:, None]
+        D -= g * xp.sum(Yc * Yc, axis=1)[None, :]
+        return xp.exp(xp.clip(D, max=0.0))
+
     def _block(self, X, Y, symmetric):
         if sp.issparse(X) or sp.issparse(Y):
             K = sq_euclidean_block(X, Y, symmetric)
-            K *= -self._g()
+            K *= -self.gamma_value()
             np.exp(K, out=K)
             return K
         K = self.block_prepared(X, self.prepare(Y, _float_dtype(X, Y)))
@@ -341,11 +373,20 @@ class Laplacian(_GammaMixin, Kernel):
     def __init__(self, gamma: float | str | None = None):
         self.gamma = gamma
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        Y = X if Y is None else Y
+        D = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+        for j in range(X.shape[1]):  # one feature at a time: no (m, n, d) temporary
+            D = D + xp.abs(X[:, j][:, None] - Y[:, j][None, :])
+        return xp.exp(-self.gamma_value() * D)
+
     def _block(self, X, Y, symmetric):
         K = np.asarray(
             manhattan_distances(_int32_indices(X), _int32_indices(Y)), dtype=_float_dtype(X, Y)
         )
-        K *= -self._g()
+        K *= -self.gamma_value()
         np.exp(K, out=K)
         return K
 
@@ -374,15 +415,23 @@ class Sigmoid(_GammaMixin, Kernel):
         self.gamma = gamma
         self.coef0 = coef0
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        return xp.tanh(self.gamma_value() * _xp_dot(xp, X, X if Y is None else Y)
+                       + self.coef0)
+
     def _block(self, X, Y, symmetric):
         K = dot_block(X, Y)
-        K *= self._g()
+        K *= self.gamma_value()
         K += self.coef0
         np.tanh(K, out=K)
         return K
 
-    def diag(self, X):
-        d = np.tanh(Linear().diag(X) * self._g() + self.coef0)
+    def diag(self, X, xp=None):
+        if not on_host(xp):
+            return xp.tanh(self.gamma_value() * xp.sum(X * X, axis=1) + self.coef0)
+        d = np.tanh(Linear().diag(X) * self.gamma_value() + self.coef0)
         return d.astype(_float_dtype(X), copy=False)
 
 
@@ -395,6 +444,13 @@ class Cosine(Kernel):
 
     name = "cosine"
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        Y = X if Y is None else Y
+        return (_xp_dot(xp, X, Y) * _xp_inv_norms(xp, X)[:, None]
+                * _xp_inv_norms(xp, Y)[None, :])
+
     def _block(self, X, Y, symmetric):
         K = dot_block(X, Y)
         nx = _safe_inv_norm(X)
@@ -403,8 +459,22 @@ class Cosine(Kernel):
         K *= ny[None, :]
         return K
 
-    def diag(self, X):
+    def diag(self, X, xp=None):
+        if not on_host(xp):
+            return xp.astype(xp.sum(X * X, axis=1) > 0, X.dtype)
         return (row_norms(X) > 0).astype(_float_dtype(X))
+
+
+def _xp_dot(xp, X, Y):
+    """``X @ Y.T`` in namespace ``xp``."""
+    return X @ xp.matrix_transpose(Y)
+
+
+def _xp_inv_norms(xp, X):
+    """``1 / ||x||`` per row in namespace ``xp``, 0 for a zero row."""
+    norms = xp.sqrt(xp.sum(X * X, axis=1))
+    safe = xp.where(norms > 0, norms, xp.ones_like(norms))
+    return xp.where(norms > 0, 1.0 / safe, xp.zeros_like(norms))
 
 
 def _safe_inv_norm(X):
@@ -447,12 +517,23 @@ class Anova(_GammaMixin, Kernel):
     def check_input(self, X):
         self._beta(X.shape[1])
 
+    def block(self, X, Y=None, xp=None):
+        if on_host(xp):
+            return super().block(X, Y)
+        Y = X if Y is None else Y
+        beta, g = self._beta(X.shape[1]), self.gamma_value()
+        K = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+        for j in np.flatnonzero(beta):  # one pass per variable; zero weights cost nothing
+            T = X[:, int(j)][:, None] - Y[:, int(j)][None, :]
+            K = K + float(beta[j]) * xp.exp(-g * (T * T))
+        return K
+
     def _block(self, X, Y, symmetric):
         dtype = _float_dtype(X, Y)
         X = X.toarray() if sp.issparse(X) else np.asarray(X)
         Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         beta = self._beta(X.shape[1]).astype(dtype)
-        g = dtype.type(-self._g())
+        g = dtype.type(-self.gamma_value())
         K = np.zeros((X.shape[0], Y.shape[0]), dtype=dtype)
         T = np.empty_like(K)
         for j in np.flatnonzero(beta):  # one pass per variable; zero weights cost nothing
@@ -464,8 +545,11 @@ class Anova(_GammaMixin, Kernel):
             K += T
         return K
 
-    def diag(self, X):
-        return np.full(X.shape[0], self._beta(X.shape[1]).sum(), dtype=_float_dtype(X))
+    def diag(self, X, xp=None):
+        total = float(self._beta(X.shape[1]).sum())
+        if not on_host(xp):
+            return xp.full(X.shape[0], total, dtype=X.dtype, device=X.device)
+        return np.full(X.shape[0], total, dtype=_float_dtype(X))
 
 
 class Precomputed(Kernel):
@@ -483,7 +567,7 @@ class Precomputed(Kernel):
         K = X.toarray() if sp.issparse(X) else X
         return np.array(K, dtype=_float_dtype(X), copy=True)
 
-    def diag(self, X):
+    def diag(self, X, xp=None):
         return np.asarray(X.diagonal()).astype(_float_dtype(X))
 
     def block_bytes(self, n1, n2, dtype=np.float64):

@@ -358,7 +358,7 @@ class Spectrum(Kernel):
             np.fill_diagonal(K, (prep.norms > 0).astype(K.dtype))
         return K
 
-    def diag(self, X: Any) -> np.ndarray:
+    def diag(self, X: Any, xp: Any = None) -> np.ndarray:
         X = as_strings(X)
         if self.normalize:  # 1, or 0 for a string without any p-gram
             lens = np.fromiter(map(len, X), dtype=np.int64, count=X.shape[0])

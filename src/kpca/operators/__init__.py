@@ -3,6 +3,7 @@
 from ._base import KernelOperator
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
+from ._device import DeviceKernelOperator
 from ._gram import (
     float32_eigen_error,
     gram_matrix,
@@ -17,6 +18,7 @@ __all__ = [
     "CenteredOperator",
     "Centering",
     "DenseOperator",
+    "DeviceKernelOperator",
     "GrowingGram",
     "NewColumns",
     "KernelOperator",

@@ -6,7 +6,7 @@ CuPy, ``array-api-strict``) and gives ``K @ V`` for blocks ``V`` of that namespa
 from a stored ``K`` when the whole matrix fits the memory budget (device memory on a
 GPU), else matrix-free, recomputing row tiles of ``K`` and multiplying each by the
 block while it is in device memory (for the RBF kernel on PyTorch tensors, one fused
-pass that never writes a tile: ``kernels._device._fused_rbf_product``). Centring
+pass that never writes a tile: :func:`kpca.kernels.device_block_product`). Centring
 (docs/math.md, "Centring in feature space") is applied to the stored matrix once, or to
 each product, never as an n x n copy. Only length-n statistics (diagonal, row means) go to the host.
 The construction pass (the row sums centring needs) also multiplies the solver's start
@@ -23,7 +23,7 @@ import numpy as np
 
 from .._array_api import float_dtype, from_host, to_host
 from .._config import get_config
-from ..kernels._device import device_block, device_block_product, device_diag
+from ..kernels import device_block_product
 from ._base import KernelOperator
 from ._centering import Centering
 
@@ -36,7 +36,7 @@ class DeviceKernelOperator(KernelOperator):
     Parameters
     ----------
     kernel : Kernel
-        A resolved kernel with a device implementation (``kernels._device``).
+        A resolved kernel whose :meth:`~kpca.kernels.Kernel.block` takes ``xp``.
     X : array of shape (n, d), namespace ``xp``
     xp : namespace
     dtype : numpy dtype
@@ -94,7 +94,7 @@ class DeviceKernelOperator(KernelOperator):
 
     def _tile(self, start: int) -> Any:
         stop = min(start + self.tile_rows, self.n)
-        return device_block(self.kernel, self.X[start:stop, ...], self.X, self.xp)
+        return self.kernel.block(self.X[start:stop, ...], self.X, xp=self.xp)
 
     @property
     def fraction_stored(self) -> float:
@@ -129,7 +129,7 @@ class DeviceKernelOperator(KernelOperator):
         return self._product(V) - (r[None, :] @ V) - r[:, None] * s + g * s
 
     def diag(self) -> np.ndarray:
-        d = to_host(device_diag(self.kernel, self.X, self.xp), np.float64)
+        d = to_host(self.kernel.diag(self.X, xp=self.xp), np.float64)
         if self._centering is not None:  # K~_ii = K_ii - 2 r_i + g
             d = d - 2 * self._centering.row_means + self._centering.grand_mean
         return d

@@ -23,8 +23,7 @@ import numpy as np
 
 from .._array_api import device_namespace, float_dtype, from_host, to_host
 from .._config import get_config
-from ..kernels import RBF, Linear, Polynomial
-from ..kernels._device import check_device_kernel, device_block, device_diag
+from ..kernels import RBF, Linear, Polynomial, check_device_kernel
 from ._base import PreimageInfo
 
 logger = logging.getLogger("kpca")
@@ -87,7 +86,7 @@ class DeviceSpace:
         self.center_sqnorm = float(space.center_sqnorm)
         self.basis_scores = up(space.basis_scores)
         # ||phi(z_j) - theta||^2 from the kernel diagonal, as FittedSubspace.basis_sqnorms
-        d = device_diag(self.kernel, self.basis, xp)
+        d = self.kernel.diag(self.basis, xp=xp)
         if self.center is not None:
             d = d - 2.0 * up(space.center_products) + self.center_sqnorm
         self.basis_sqnorms = xp.clip(d, min=0.0)
@@ -167,12 +166,12 @@ class DeviceSpace:
             Za, Ya = Z[a0:a1, ...], Y[a0:a1, ...]
             cross = xp.zeros(Za.shape[0], dtype=self.dtype, device=self.device)
             for j0, j1 in self.column_blocks(Za.shape[0], block_bytes):
-                Kb = device_block(self.kernel, Za, self.rows(j0, j1), xp)
+                Kb = self.kernel.block(Za, self.rows(j0, j1), xp=xp)
                 cross = cross + xp.sum(Kb * self.coefficients(Ya, j0, j1), axis=1)
             parts.append(cross)
         cross = xp.concat(parts) if parts else xp.zeros(0, dtype=self.dtype,
                                                          device=self.device)
-        kzz = device_diag(self.kernel, Z, xp)
+        kzz = self.kernel.diag(Z, xp=xp)
         return xp.clip(kzz - 2.0 * cross + self.proj_sqnorm(Y), min=0.0)
 
     def data_scale(self) -> float:
@@ -230,7 +229,7 @@ def _step(ds: DeviceSpace, Z: Any, Y: Any | None, G: Any | None, block_bytes: in
         W = ds.coefficients(Y, j0, j1) if G is None else G[:, j0:j1]
         Xb = ds.rows(j0, j1)
         if rbf:
-            W = W * device_block(kernel, Z, Xb, xp)
+            W = W * kernel.block(Z, Xb, xp=xp)
         elif poly:
             B = float(kernel.gamma) * (Z @ xp.matrix_transpose(Xb)) + float(kernel.coef0)
             W = W * B ** (float(kernel.degree) - 1.0)

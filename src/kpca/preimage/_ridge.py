@@ -13,7 +13,6 @@ from .._array_api import device_namespace
 from .._config import get_config
 from .._parallel import sized_threads
 from ..kernels import Anova, Kernel
-from ..kernels._device import device_block
 
 logger = logging.getLogger("kpca")
 
@@ -81,7 +80,7 @@ def _fit_on_device(kernel: Kernel, Y: Any, X: Any, alpha: float, xp: Any) -> Any
     the host's ``lstsq`` cut-off (eps times the largest eigenvalue)."""
     X = xp.astype(X, Y.dtype)
     n = Y.shape[0]
-    K = _add_to_diagonal(xp, device_block(kernel, Y, Y, xp), alpha)
+    K = _add_to_diagonal(xp, kernel.block(Y, Y, xp=xp), alpha)
     if not bool(xp.all(xp.isfinite(K))):
         raise ValueError(_NON_FINITE)
     C = _solve_positive(xp, K, X)

@@ -19,9 +19,9 @@ from sklearn.covariance import MinCovDet
 from sklearn.utils._param_validation import Interval
 
 from .._array_api import refuse_device
-from .._base import N_COMPONENTS, extend_init
+from .._base import N_COMPONENTS, extend_init, is_fraction
 from .._config import get_config
-from .._kernel_pca import KernelPCA, _is_fraction
+from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
 from ..operators import Centering
@@ -318,7 +318,7 @@ class KernelROBPCA(ReweightedKernelPCA):
     # ------------------------------------------------------------------ sizes
     def _n_requested(self, n: int) -> int:
         nc = self.n_components
-        if nc is None or _is_fraction(nc):
+        if nc is None or is_fraction(nc):
             return max(1, min(KMAX, n - 1))
         return int(nc)
 
@@ -344,11 +344,11 @@ class KernelROBPCA(ReweightedKernelPCA):
             gamma = self._resolved_gamma(kernel, X, heuristic_rng)
             n = X.shape[0]
             k_req = self._n_requested(n)
-            chosen = self.n_components is None or _is_fraction(self.n_components)
+            chosen = self.n_components is None or is_fraction(self.n_components)
             if chosen and self.h is not None and 1 < self.h <= n:
                 k_req = min(k_req, self.h - 1)  # ROBPCA's own k fits the h-subset
             if n < 3 or k_req >= n - 1 and not (self.n_components is None
-                                                or _is_fraction(self.n_components)):
+                                                or is_fraction(self.n_components)):
                 raise ValueError(
                     f"n_components={self.n_components!r} is too large for n_samples={n}: "
                     "ROBPCA needs more than n_components + 1 rows (h-subset fits).")
@@ -386,7 +386,7 @@ class KernelROBPCA(ReweightedKernelPCA):
         g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan, rng)
 
         def degenerate(g):  # the subset is one point of feature space: no directions
-            k = min(k_req, n - 1) if self.n_components is not None and not _is_fraction(
+            k = min(k_req, n - 1) if self.n_components is not None and not is_fraction(
                 self.n_components) else 1
             C, lam, Y = np.zeros((n, k)), np.zeros(k), np.zeros((n, k))
             return dict(g=g, C=C, Kg=prod(g[:, None])[:, 0], lam=lam, Y=Y, diag=diag,
@@ -488,7 +488,7 @@ class KernelROBPCA(ReweightedKernelPCA):
     def _choose_k(self, ev: np.ndarray, tot: float, k_req: int) -> int:
         """rrcov's choice of ``k`` for ``n_components`` None (80 %) or a fraction."""
         nc = self.n_components
-        if nc is not None and not _is_fraction(nc):
+        if nc is not None and not is_fraction(nc):
             return min(int(nc), ev.size)
         frac = 0.8 if nc is None else float(nc)
         small = np.flatnonzero(ev / ev[0] <= 1e-3)

@@ -283,7 +283,7 @@ def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: boo
     Parameters
     ----------
     kernel : Kernel
-        A resolved kernel with a device implementation (``kernels._device``).
+        A resolved kernel whose :meth:`~kpca.kernels.Kernel.block` takes ``xp``.
     X : array of shape (n, d), namespace ``xp``
     xp : namespace
     b : int
@@ -297,7 +297,6 @@ def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: boo
     Q : array of shape (n, b), float64, orthonormal columns, on X's device.
     """
     from .._array_api import from_host, to_host
-    from ..kernels._device import device_block
 
     cfg = get_config()
     rng = check_random_state(random_state)
@@ -308,12 +307,12 @@ def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: boo
     rows = max(1, cfg["device_tile_bytes"] // (8 * m))
     bounds = [(lo, min(lo + rows, n)) for lo in range(0, n, rows)]
     P = None
-    white = _whitening(to_host(device_block(kernel, Z, Z, xp), np.float64))
+    white = _whitening(to_host(kernel.block(Z, Z, xp=xp), np.float64))
     if white is not None and white[1].any():
         S = white[0]
         parts = []
         for lo, hi in bounds:  # each chunk about its own mean (see _nystrom_start)
-            C = device_block(kernel, X64[lo:hi, ...], Z, xp)
+            C = kernel.block(X64[lo:hi, ...], Z, xp=xp)
             mu = xp.mean(C, axis=0)
             C = C - mu[None, :]
             parts.append((hi - lo, to_host(mu, np.float64),
@@ -322,7 +321,7 @@ def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: boo
         found = _directions(S, mean, CtC, n, b, center) if np.all(np.isfinite(mean)) else None
         if found is not None:
             A, shift, norms = (from_host(a, xp, dev) for a in found)
-            P = xp.concat([(device_block(kernel, X64[lo:hi, ...], Z, xp) @ A
+            P = xp.concat([(kernel.block(X64[lo:hi, ...], Z, xp=xp) @ A
                             - shift[None, :]) / norms[None, :] for lo, hi in bounds],
                           axis=0)
             if not bool(xp.all(xp.isfinite(P))):

@@ -14,7 +14,7 @@ def _fmt(values: Any) -> str:
 
 
 def format_summary(info: dict[str, Any]) -> str:
-    """Lines describing a model, from :func:`model_summary` plus ``model`` (the
+    """Lines describing a model, from :func:`kpca.io.model_summary` plus ``model`` (the
     file), and optionally ``estimator`` (its ``--estimator`` name) and
     ``n_samples_fit``.
 

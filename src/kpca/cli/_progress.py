@@ -3,7 +3,7 @@
 The library only logs: records of the ``kpca`` logger carry ``kpca_event`` and
 its numbers -- ``'pass'`` and ``'residual'`` (``kpca_residual``) from the
 iterative eigensolvers, ``'rows'`` (``kpca_rows`` read so far in this pass of
-``kpca_total``, from ``kpca_source``) from the row sources of :func:`open_rows`,
+``kpca_total``, from ``kpca_source``) from the row sources of :func:`kpca.io.open_rows`,
 ``'select'`` (``kpca_done`` fits of ``kpca_total``, and ``kpca_text``: "candidate 4/9,
 fold 2/5") from :func:`kpca.selection.select_kernel`.
 :class:`ProgressBars`, a logging handler, draws them; :func:`console_logging`
@@ -139,7 +139,7 @@ def console_logging(verbose: int = 0, *, prog: str = "kpca",
     are drawn as :class:`ProgressBars` (when tqdm is installed). Python warnings
     become ``prog: warning: message`` lines, except scikit-learn's "X does not
     have valid feature names" (the command line hands estimators arrays and
-    checks the columns itself, :func:`check_columns`). Everything is restored on
+    checks the columns itself, :func:`kpca.io.check_columns`). Everything is restored on
     exit.
 
     Parameters

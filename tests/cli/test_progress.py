@@ -1,4 +1,4 @@
-"""kpca.io.ProgressBars and console_logging: what the command line shows on stderr."""
+"""kpca.cli.ProgressBars and console_logging: what the command line shows on stderr."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from kpca.io import ProgressBars, console_logging, open_rows, write_table
+from kpca.cli import ProgressBars, console_logging
+from kpca.io import open_rows, write_table
 
 logger = logging.getLogger("kpca")
 
