@@ -213,7 +213,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     def _transform_device(self, X: Any, xp: Any) -> Any:
         """``transform`` of an Array API array, on its device (docs/scaling.md)."""
         space = self.subspace_
-        if space.features is not None or space.normalize or space.precomputed:
+        if space.features is not None or space.precomputed:
             refuse_device(X, f"{type(self).__name__}.transform")
         check_device_kernel(space.kernel)
         self._check_device_rows(X, xp)

@@ -367,26 +367,38 @@ class FittedSubspace:
         The expansion points, coefficients and offset go to the device once per call;
         kernel rows are evaluated (in :attr:`rows_dtype`) and multiplied in row blocks
         of at most ``block_bytes`` (default: the setting ``transform_block_bytes``).
-        Only raw scores of a vector kernel with a device implementation
-        (``kernels._device``); the caller checks that.
+        Raw scores, divided by ``||phi(t) - theta||`` when :attr:`normalize` (``k(t, Z)
+        g`` rides on the same product as one more column), of a vector kernel with a
+        device implementation (``kernels._device``); the caller checks that.
 
         Returns
         -------
         array of shape (m, k), namespace ``xp``, in ``dtype`` (a NumPy float dtype)
         """
         from ._array_api import float_dtype, from_host
-        from .kernels._device import device_block_product
+        from .kernels._device import device_block_product, device_diag
 
         dev = X.device
         rows_dt = float_dtype(xp, self.rows_dtype)
+        out_dt = float_dtype(xp, dtype)
+        k = self.k
+        norm = self.normalize and self.center is not None
+        coef = np.hstack([self.coef, self.center[:, None]]) if norm else self.coef
         Z = from_host(np.asarray(self.basis, dtype=self.rows_dtype), xp, dev)
-        C = from_host(self.coef.astype(self.rows_dtype), xp, dev)
+        C = from_host(coef.astype(self.rows_dtype), xp, dev)
         b = from_host(self.offset.astype(dtype), xp, dev)
         Xd = xp.astype(X, rows_dt)
         rows = max(1, _budget(block_bytes, "transform_block_bytes")
                    // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
-        out = xp.astype(device_block_product(self.kernel, Xd, Z, C, xp, rows),
-                        float_dtype(xp, dtype)) - b
+        KC = device_block_product(self.kernel, Xd, Z, C, xp, rows)
+        out = xp.astype(KC[:, :k], out_dt) - b
+        if self.normalize:  # ||phi(t) - theta||^2 = k(t, t) - 2 k(t, Z) g + ||theta||^2
+            sq = xp.astype(device_diag(self.kernel, Xd, xp), xp.float64)
+            if norm:
+                sq = sq - 2.0 * xp.astype(KC[:, k], xp.float64) + self.center_sqnorm
+            sq = xp.clip(sq, min=0.0)
+            dist = xp.clip(xp.sqrt(sq), min=self.norm_floor)
+            out = out / xp.astype(dist, out_dt)[:, None]
         if not bool(xp.all(xp.isfinite(out))):
             raise ValueError("transform produced non-finite scores: the kernel values "
                              "overflow; scale the data or change the kernel parameters.")

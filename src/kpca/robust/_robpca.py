@@ -16,15 +16,16 @@ import scipy.sparse as sp
 from scipy import special, stats
 from sklearn.base import _fit_context
 from sklearn.covariance import MinCovDet
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import refuse_device
+from .._array_api import device_namespace, from_host
 from .._base import N_COMPONENTS, extend_init
 from .._config import get_config
 from .._kernel_pca import KernelPCA, _is_fraction
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
-from ..operators import Centering
+from ..operators import Centering, host_matmat
 from ..subspace import FittedSubspace
 from ._base import ReweightedKernelPCA
 
@@ -335,9 +336,14 @@ class KernelROBPCA(ReweightedKernelPCA):
         return min(n, h_alpha_n(self.support_fraction, n, k))
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, X) -> np.ndarray:
-        refuse_device(X, f"{type(self).__name__}.fit")
-        X, _, rng = self._prepare_fit(X)
+    def _fit(self, X) -> Any:
+        xp = device_namespace(X)
+        device = None
+        if xp is None:
+            X, _, rng = self._prepare_fit(X)
+        else:  # the kernel passes on the arrays' device, the rest as a NumPy fit
+            X, device = self._device_rows(X, xp)
+            rng = check_random_state(self.random_state)
         with self._threads():
             heuristic_rng = None if self.random_state is None else rng  # see KernelPCA
             kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
@@ -354,9 +360,12 @@ class KernelROBPCA(ReweightedKernelPCA):
                     "ROBPCA needs more than n_components + 1 rows (h-subset fits).")
             h = self._subset_size(n, k_req)
             plan = replace(self._plan(X, kernel), fraction=None)
+            if device is not None:
+                plan = self._device_plan(plan, device)
             op = self._kernel_operator(X, plan, rng)
             state = self._robpca(X, kernel, op, plan, h, k_req, rng)
-        return self._set_robpca(X, kernel, gamma, plan, state)
+        out = self._set_robpca(X, kernel, gamma, plan, state)
+        return out if device is None else from_host(out, xp, device.device)
 
     def _robpca(self, X, kernel, op, plan, h: int, k_req: int, rng) -> dict:
         n = op.n
@@ -370,7 +379,9 @@ class KernelROBPCA(ReweightedKernelPCA):
             _check_psd(X, diag, scale2)
 
         def prod(M: np.ndarray) -> np.ndarray:
-            return np.asarray(op.matmat(np.asarray(M, dtype=op.dtype)), dtype=np.float64)
+            # a pass over K (on the operator's device where it has one: the n x b
+            # blocks cross, the univariate MCDs and C-steps below stay in NumPy)
+            return host_matmat(op, M)
 
         # a permutation-invariant order of the rows (row sums, then the diagonal):
         # the direction sample and FAST-MCD see the rows in this order
