@@ -395,9 +395,9 @@ class FittedSubspace:
         if self.normalize:  # ||phi(t) - theta||^2 = k(t, t) - 2 k(t, Z) g + ||theta||^2
             sq = xp.astype(device_diag(self.kernel, Xd, xp), xp.float64)
             if norm:
-                sq = sq - 2.0 * xp.astype(KC[:, k], xp.float64) + self.center_sqnorm
+                sq = sq - 2.0 * xp.astype(KC[:, k], xp.float64) + float(self.center_sqnorm)
             sq = xp.clip(sq, min=0.0)
-            dist = xp.clip(xp.sqrt(sq), min=self.norm_floor)
+            dist = xp.clip(xp.sqrt(sq), min=float(self.norm_floor))
             out = out / xp.astype(dist, out_dt)[:, None]
         if not bool(xp.all(xp.isfinite(out))):
             raise ValueError("transform produced non-finite scores: the kernel values "

@@ -80,7 +80,7 @@ class DeviceKernelOperator(KernelOperator):
         self._r: Any = None
         self._s: Any = None
         self._per_product = False
-        self.n_passes = 0
+        self._passes = [0]  # shared with the centred views: one count of passes over K
         self._row_sums: np.ndarray | None = None
         self._probe, self._probe_product = probe, None
         if self.stored:  # filled tile by tile: no second n x n copy
@@ -106,6 +106,11 @@ class DeviceKernelOperator(KernelOperator):
         return device_block(self.kernel, self.X[start:stop, ...], self.X, self.xp)
 
     @property
+    def n_passes(self) -> int:
+        """Passes over ``K`` so far (by this operator and its centred views)."""
+        return self._passes[0]
+
+    @property
     def fraction_stored(self) -> float:
         """1 when ``K`` is stored, 0 when every pass recomputes it (the fallback
         budget's cost model reads it, as the tiled operator's)."""
@@ -118,7 +123,7 @@ class DeviceKernelOperator(KernelOperator):
     # ------------------------------------------------------------------ products
     def _product(self, V: Any) -> Any:
         """Uncentred ``K @ V`` on the device: one pass (logged as a 'pass' event)."""
-        self.n_passes += 1
+        self._passes[0] += 1
         logger.info("device kernel pass %d: %d columns, %s", self.n_passes, V.shape[1],
                     "stored" if self.K is not None else "matrix-free",
                     extra={"kpca_event": "pass"})

@@ -7,6 +7,7 @@ kernel it reproduces ``rrcov::PcaHubert`` (projection-pursuit path).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
@@ -254,7 +255,8 @@ class KernelROBPCA(ReweightedKernelPCA):
     memory_limit, precision, contamination
         As in :class:`kpca.KernelPCA` (``center=False`` is ignored: ROBPCA's centre
         is part of the estimate). ``random_state`` seeds the direction sample and
-        FAST-MCD.
+        FAST-MCD (the eigensolvers draw from a copy of the stream: FAST-MCD draws
+        the same subsets whichever solver ran, on the host or a device).
 
     Attributes
     ----------
@@ -388,13 +390,18 @@ class KernelROBPCA(ReweightedKernelPCA):
         rowsum = prod(np.ones((n, 1)))[:, 0]
         order = np.lexsort((diag, rowsum))
         outl = self._outlyingness(prod, diag, order, h, rng, precomputed, scale2)
+        # the subset fits' eigensolvers draw from a copy of the stream: how many numbers
+        # they draw (which differs between solvers, and between the host and a device)
+        # does not change the subsets FAST-MCD draws below
+        solver_rng = copy.deepcopy(rng)
         H0 = np.sort(order[np.argsort(outl[order], kind="stable")[:h]])
 
         rank = n - 1
         if getattr(kernel, "requires_vectors", True) and not precomputed:
             bound = kernel.rank_bound(X.shape[1])
             rank = min(rank, bound) if bound is not None else rank
-        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan, rng)
+        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan,
+                                                  solver_rng)
 
         def degenerate(g):  # the subset is one point of feature space: no directions
             k = min(k_req, n - 1) if self.n_components is not None and not _is_fraction(
@@ -411,7 +418,7 @@ class KernelROBPCA(ReweightedKernelPCA):
             Y, sq = self._scores(prod, diag, g, C)
             od = np.sqrt(np.maximum(sq - np.sum(Y**2, axis=1), 0.0))
             keep = np.flatnonzero(od <= od_cutoff_umcd(od, h))
-            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, rng)
+            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, solver_rng)
             k = min(k, ev.size)
             C, ev = C[:, :k], ev[:k]
             if k == 0:
