@@ -199,7 +199,7 @@ def test_robust_fit_on_device_equals_numpy(name, storage, which, data):
     same_namespace(Y, name)
     Y_ref = ref.transform(T)
     close_up_to_sign(to_host(Y), Y_ref, np.float64)
-    if which == "robpca":  # no learned pre-image: fixed-point on the host, returned
+    if which == "robpca":  # no learned pre-image: fixed-point
         D = est.denoise(asarray(name, T[:5]), n_components=2)
         same_namespace(D, name)
         close(to_host(D), ref.denoise(T[:5], n_components=2), np.float64,
