@@ -599,7 +599,7 @@ class KernelPCA(BaseKernelPCA):
             if device_X is not None:  # bad rows x n kernel values: on the device
                 xp = device_namespace(device_X)
                 rows = xp.take(device_X, from_host(bad, xp, device_X.device), axis=0)
-                out[bad] = to_host(space.transform_device(rows, xp, dtype=np.float64),
+                out[bad] = to_host(space.transform_device(rows, xp, dtype=np.float64, raw=True),
                                    np.float64)
             else:
                 kd = np.zeros(bad.size)  # norms unused
