@@ -218,7 +218,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     def _transform_device(self, X: Any, xp: Any) -> Any:
         """``transform`` of an Array API array, on its device (docs/scaling.md)."""
         space = self.subspace_
-        if space.features is not None or space.normalize or space.precomputed:
+        if space.features is not None or space.precomputed:
             refuse_device(X, f"{type(self).__name__}.transform")
         check_device_kernel(space.kernel)
         self._check_device_rows(X, xp)
@@ -589,8 +589,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         ds = DeviceSpace(space, xp, X.device, dtype)
         # raw coordinates <phi(t) - theta, f_l> (as the host's raw_projection)
         Y = self.subspace_.transform_device(
-            X, xp, dtype=dtype,
-            block_bytes=self._block_bytes("transform_block_bytes", 3))[:, :q]
+            X, xp, dtype=dtype, block_bytes=self._block_bytes("transform_block_bytes", 3),
+            raw=True)[:, :q]
         Z0 = xp.astype(X, ds.dtype) if method == "fixed_point" else None
         return self._solve_preimage(ds, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)

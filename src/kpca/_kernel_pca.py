@@ -464,17 +464,8 @@ class KernelPCA(BaseKernelPCA):
         if xp is None:
             X, distributed, rng = self._prepare_fit(X)
         else:
-            # an Array API array (docs/scaling.md, "GPU and the Array API"): the operator
-            # and the solver's block algebra run on its device; the host copy of the
-            # n x d rows gets the shared post-processing, so the fitted attributes are
-            # those (NumPy) of a NumPy fit
-            if type(self)._center_operator is not KernelPCA._center_operator:
-                refuse_device(X, f"{type(self).__name__}.fit")  # robust centrings
-            check_device_kernel(self._make_kernel())
+            X, device = self._device_rows(X, xp)
             distributed, rng = False, check_random_state(self.random_state)
-            X_host = self._validate_X(to_host(X), reset=True, kernel=self._make_kernel())
-            device = xp.astype(X, xp.float32 if X_host.dtype == np.float32 else xp.float64)
-            X = X_host
         with self._threads():
             # data-dependent kernel parameters: without a random_state the median
             # heuristic still gives the same value for the same data (kernels._gamma)
@@ -491,6 +482,19 @@ class KernelPCA(BaseKernelPCA):
         else:
             self.__dict__.pop("parallel_analysis_", None)  # from an earlier 'auto' fit
         return out if device is None else from_host(out, xp, device.device)
+
+    def _device_rows(self, X: Any, xp: Any) -> tuple[np.ndarray, Any]:
+        """The validated host copy of an Array API array ``X`` and ``X`` on its device in
+        that copy's float dtype.
+
+        On such arrays (docs/scaling.md, "GPU and the Array API") the operator and the
+        solver's block algebra run on their device; the host copy of the n x d rows gets
+        the shared post-processing, so the fitted attributes are those (NumPy) of a NumPy
+        fit.
+        """
+        check_device_kernel(self._make_kernel())
+        X_host = self._validate_X(to_host(X), reset=True, kernel=self._make_kernel())
+        return X_host, xp.astype(X, xp.float32 if X_host.dtype == np.float32 else xp.float64)
 
     def _prepare_fit(self, X) -> tuple[Any, bool, np.random.RandomState]:
         """Validated training data, whether it came as a dask collection, the RNG."""
@@ -523,7 +527,7 @@ class KernelPCA(BaseKernelPCA):
         ratio = values / dec.trace if dec.trace > 0 else np.zeros_like(values)
         self.explained_variance_ratio_ = ratio.astype(values.dtype, copy=False)
         Z = vectors * np.sqrt(values)  # scores of the decomposed operator
-        raw = self._raw_training_scores(Z, X, kernel, dec.centering)
+        raw = self._raw_training_scores(Z, X, kernel, dec.centering, dec.plan.device_X)
         diag_k = (np.asarray(X.diagonal(), np.float64) if self._is_precomputed()
                   else np.asarray(kernel.diag(X), np.float64))
         nz = np.flatnonzero(values)
@@ -565,13 +569,14 @@ class KernelPCA(BaseKernelPCA):
         """Variance of the training scores along each direction (score-distance scale)."""
         return np.asarray(self.explained_variance_, dtype=np.float64)
 
-    def _raw_training_scores(self, Z: np.ndarray, X, kernel: Kernel, c: Centering
-                             ) -> np.ndarray:
+    def _raw_training_scores(self, Z: np.ndarray, X, kernel: Kernel, c: Centering,
+                             device_X: Any = None) -> np.ndarray:
         """``<phi(x_i) - theta, f_l>`` from the operator scores ``Z = sqrt(mu) v``.
 
         ``Z`` itself without row scales; with scales ``s`` (robust KPCA) ``Z / s``,
         or -- where ``s`` is tiny and dividing would amplify round-off -- the
-        projection of those rows.
+        projection of those rows (their kernel rows evaluated on the device of
+        ``device_X``, the training rows as an Array API array, where given).
         """
         s = c.scale
         if s is None:
@@ -587,8 +592,14 @@ class KernelPCA(BaseKernelPCA):
                 self.eigenvalues_[nz].astype(np.float64))
             space = FittedSubspace.from_dual(kernel, X, A, c, basis_scores=Z,
                                              score_variance=np.ones(Z.shape[1]))
-            kd = np.zeros(bad.size)  # norms unused
-            out[bad] = space.raw_projection(X[bad], kernel_diag=kd)[0]
+            if device_X is not None:  # bad rows x n kernel values: on the device
+                xp = device_namespace(device_X)
+                rows = xp.take(device_X, from_host(bad, xp, device_X.device), axis=0)
+                out[bad] = to_host(space.transform_device(rows, xp, dtype=np.float64, raw=True),
+                                   np.float64)
+            else:
+                kd = np.zeros(bad.size)  # norms unused
+                out[bad] = space.raw_projection(X[bad], kernel_diag=kd)[0]
         return out
 
     def _is_precomputed(self) -> bool:
@@ -733,24 +744,7 @@ class KernelPCA(BaseKernelPCA):
         """
         plan = self._plan(X, kernel, distributed) if plan is None else plan
         if device is not None:
-            # on the device the budget is device memory; ARPACK and the randomized
-            # solver are host algorithms: block Lanczos serves them there
-            limit = parse_memory(self.memory_limit)
-            budget = limit if limit is not None else device_memory_limit(device)
-            budget = plan.budget if budget is None else budget
-            dense_fits = plan.n * plan.n * plan.dtype.itemsize <= budget // 2
-            solver = plan.solver if plan.solver in ("dense", "krylov") else "krylov"
-            if solver == "dense" and not dense_fits:
-                if not plan.auto:
-                    raise ValueError(
-                        f"eigen_solver='dense' needs the whole {plan.n}x{plan.n} kernel "
-                        f"matrix in device memory ({format_bytes(plan.n**2 * plan.dtype.itemsize)}"
-                        f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
-                        "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
-                solver = "krylov"
-            plan = replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
-                           solver=solver)
-            return self._decompose_planned(X, plan, rng)
+            return self._decompose_planned(X, self._device_plan(plan, device), rng)
         # a tiled operator's passes run on worker threads (one BLAS thread each); the
         # small products and factorizations between them stay on this thread's one
         # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
@@ -769,6 +763,27 @@ class KernelPCA(BaseKernelPCA):
         local = None if plan.distributed else call_threads(2.0 * plan.n * plan.n)
         with blas_threads(1 if tiled else local):
             return self._decompose_planned(X, plan, rng)
+
+    def _device_plan(self, plan: _Plan, device: Any) -> _Plan:
+        """``plan`` for the rows ``device`` (an Array API array): the operator and the
+        solver run on its device."""
+        # on the device the budget is device memory; ARPACK and the randomized
+        # solver are host algorithms: block Lanczos serves them there
+        limit = parse_memory(self.memory_limit)
+        budget = limit if limit is not None else device_memory_limit(device)
+        budget = plan.budget if budget is None else budget
+        dense_fits = plan.n * plan.n * plan.dtype.itemsize <= budget // 2
+        solver = plan.solver if plan.solver in ("dense", "krylov") else "krylov"
+        if solver == "dense" and not dense_fits:
+            if not plan.auto:
+                raise ValueError(
+                    f"eigen_solver='dense' needs the whole {plan.n}x{plan.n} kernel "
+                    f"matrix in device memory ({format_bytes(plan.n**2 * plan.dtype.itemsize)}"
+                    f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
+                    "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
+            solver = "krylov"
+        return replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
+                       solver=solver)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
         if plan.solver == "primal":

@@ -361,14 +361,17 @@ class FittedSubspace:
         run_blocks(work, range(0, X.shape[0], piece_rows), workers)
 
     def transform_device(self, X: Any, xp: Any, *, dtype: Any,
-                         block_bytes: int | None = None) -> Any:
+                         block_bytes: int | None = None, raw: bool = False) -> Any:
         """Scores of the rows of an Array API array ``X``, computed on its device.
 
         The expansion points, coefficients and offset go to the device once per call;
         kernel rows are evaluated (in :attr:`rows_dtype`) and multiplied in row blocks
         of at most ``block_bytes`` (default: the setting ``transform_block_bytes``).
-        Only raw scores of a vector kernel whose :meth:`~kpca.kernels.Kernel.block`
-        takes ``xp``; the caller checks that.
+        Raw scores, divided by ``||phi(t) - theta||`` when :attr:`normalize` and not
+        ``raw`` (``k(t, Z) g`` rides on the same product as one more column), of a vector
+        kernel whose :meth:`~kpca.kernels.Kernel.block` takes ``xp``; the caller checks
+        that. ``raw=True``: the raw scores ``<phi(t) - theta, f_l>`` whatever
+        :attr:`normalize` (the pre-images' coordinates).
 
         Returns
         -------
@@ -379,14 +382,26 @@ class FittedSubspace:
 
         dev = X.device
         rows_dt = float_dtype(xp, self.rows_dtype)
+        out_dt = float_dtype(xp, dtype)
+        k = self.k
+        normalize = self.normalize and not raw
+        norm = normalize and self.center is not None
+        coef = np.hstack([self.coef, self.center[:, None]]) if norm else self.coef
         Z = from_host(np.asarray(self.basis, dtype=self.rows_dtype), xp, dev)
-        C = from_host(self.coef.astype(self.rows_dtype), xp, dev)
+        C = from_host(coef.astype(self.rows_dtype), xp, dev)
         b = from_host(self.offset.astype(dtype), xp, dev)
         Xd = xp.astype(X, rows_dt)
         rows = max(1, _budget(block_bytes, "transform_block_bytes")
                    // max(1, self.n * np.dtype(self.rows_dtype).itemsize))
-        out = xp.astype(device_block_product(self.kernel, Xd, Z, C, xp, rows),
-                        float_dtype(xp, dtype)) - b
+        KC = device_block_product(self.kernel, Xd, Z, C, xp, rows)
+        out = xp.astype(KC[:, :k], out_dt) - b
+        if normalize:  # ||phi(t) - theta||^2 = k(t, t) - 2 k(t, Z) g + ||theta||^2
+            sq = xp.astype(self.kernel.diag(Xd, xp=xp), xp.float64)
+            if norm:
+                sq = sq - 2.0 * xp.astype(KC[:, k], xp.float64) + float(self.center_sqnorm)
+            sq = xp.clip(sq, min=0.0)
+            dist = xp.clip(xp.sqrt(sq), min=float(self.norm_floor))
+            out = out / xp.astype(dist, out_dt)[:, None]
         if not bool(xp.all(xp.isfinite(out))):
             raise ValueError("transform produced non-finite scores: the kernel values "
                              "overflow; scale the data or change the kernel parameters.")

@@ -1,6 +1,6 @@
 """Kernel matrices as linear operators (``matmat``), and centring as a wrapper."""
 
-from ._base import KernelOperator
+from ._base import KernelOperator, host_matmat
 from ._centering import CenteredOperator, Centering, center
 from ._dense import DenseOperator
 from ._device import DeviceKernelOperator
@@ -27,6 +27,7 @@ __all__ = [
     "float32_eigen_error",
     "storage_dtype",
     "gram_matrix",
+    "host_matmat",
     "kernel_rows",
     "n_threads",
 ]

@@ -75,3 +75,16 @@ class KernelOperator(ABC):
             rmatmat=self.matmat,
             dtype=self.dtype,
         )
+
+
+def host_matmat(op: KernelOperator, M: np.ndarray) -> np.ndarray:
+    """``op @ M`` for a host block ``M`` (n, b), as a float64 NumPy array.
+
+    On a device operator (PyTorch, CuPy: ``op.device``) the product runs there and only
+    the n x b blocks cross (``matmat_host``); otherwise ``M`` in the operator's dtype.
+    The robust estimators' reweighting steps use it: their O(n b) algebra stays in
+    NumPy, their passes over ``K`` on the operator's device.
+    """
+    if getattr(op, "device", False):
+        return op.matmat_host(M)
+    return np.asarray(op.matmat(np.asarray(M, dtype=op.dtype)), dtype=np.float64)

@@ -159,7 +159,8 @@ def center(
         If ``op`` is a :class:`DenseOperator` that owns its matrix, subtract the
         means from the stored matrix itself (O(n^2) once, no copy); a backend with a
         ``center_inplace`` method (the tiled one) centres its tiles. Otherwise, and
-        for every other backend, ``op`` is wrapped in a :class:`CenteredOperator`.
+        for every other backend, ``op`` is wrapped in a :class:`CenteredOperator` (a
+        device operator gives its own ``centered_view``, products on its device).
     centering : Centering, default=None
         Apply this centring (e.g. a weighted centre and row scaling, robust KPCA)
         instead of computing the one of the training mean from ``op``.
@@ -182,4 +183,6 @@ def center(
     if inplace and hasattr(op, "center_inplace"):
         op.center_inplace(c)
         return op, c
+    if hasattr(op, "centered_view"):  # a device operator: its products stay there
+        return op.centered_view(c), c
     return CenteredOperator(op, c), c

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval
 from .._base import N_COMPONENTS
 from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
-from ..operators import CenteredOperator, Centering, DenseOperator, KernelOperator, center
+from ..operators import Centering, DenseOperator, KernelOperator, center, host_matmat
 
 logger = logging.getLogger("kpca")
 
@@ -36,8 +36,8 @@ def spatial_median(
     n = op.n
     d = np.asarray(diag_k, dtype=np.float64)
 
-    def prod(g):
-        return np.asarray(op.matmat(g[:, None].astype(op.dtype)), dtype=np.float64).ravel()
+    def prod(g):  # on the operator's device where it has one: n values cross
+        return host_matmat(op, g[:, None]).ravel()
 
     g = np.full(n, 1.0 / n)
     m = prod(g)
@@ -68,7 +68,8 @@ class ReweightedKernelPCA(KernelPCA):
     #: every tile the budget holds is kept, a saving in each of them
     _partial_storage = True
 
-    def _start_block(self, X, kernel, b: int, rng, *, cheap_pass: bool) -> None:
+    def _start_block(self, X, kernel, b: int, rng, *, cheap_pass: bool,
+                     device_X=None) -> None:
         # the operator decomposed is S K~ S, unknown until the robust centre is found:
         # a start block riding on the construction pass would be wasted columns
         return None
@@ -76,11 +77,12 @@ class ReweightedKernelPCA(KernelPCA):
     def _solve_wrapped(self, op: KernelOperator, c: Centering, plan, rng):
         """Top eigenpairs of ``S K~ S`` for centring ``c``, leaving ``op`` untouched.
 
-        Iterative solvers see a :class:`CenteredOperator` wrapper (no copy); the
-        dense solver works on one temporary copy that LAPACK may overwrite.
+        Iterative solvers see a centred wrapper (no copy; on a device operator, its
+        ``centered_view``); the dense solver works on one temporary copy that LAPACK
+        may overwrite (on a device, the view's centred copy of the stored ``K``).
         """
-        wrapped = CenteredOperator(op, c)
-        if plan.solver == "dense":
+        wrapped = center(op, centering=c)[0]
+        if plan.solver == "dense" and not getattr(wrapped, "device", False):
             wrapped = DenseOperator(wrapped.to_dense(), owned=True)
         diag_w = np.asarray(wrapped.diag(), dtype=np.float64)
         noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag_w), initial=0.0))

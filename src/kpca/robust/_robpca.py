@@ -7,6 +7,7 @@ kernel it reproduces ``rrcov::PcaHubert`` (projection-pursuit path).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
@@ -16,15 +17,16 @@ import scipy.sparse as sp
 from scipy import special, stats
 from sklearn.base import _fit_context
 from sklearn.covariance import MinCovDet
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import refuse_device
+from .._array_api import device_namespace, from_host
 from .._base import N_COMPONENTS, extend_init, is_fraction
 from .._config import get_config
 from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
-from ..operators import Centering
+from ..operators import Centering, host_matmat
 from ..subspace import FittedSubspace
 from ._base import ReweightedKernelPCA
 
@@ -253,7 +255,8 @@ class KernelROBPCA(ReweightedKernelPCA):
     memory_limit, precision, contamination
         As in :class:`kpca.KernelPCA` (``center=False`` is ignored: ROBPCA's centre
         is part of the estimate). ``random_state`` seeds the direction sample and
-        FAST-MCD.
+        FAST-MCD (the eigensolvers draw from a copy of the stream: FAST-MCD draws
+        the same subsets whichever solver ran, on the host or a device).
 
     Attributes
     ----------
@@ -335,9 +338,14 @@ class KernelROBPCA(ReweightedKernelPCA):
         return min(n, h_alpha_n(self.support_fraction, n, k))
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, X) -> np.ndarray:
-        refuse_device(X, f"{type(self).__name__}.fit")
-        X, _, rng = self._prepare_fit(X)
+    def _fit(self, X) -> Any:
+        xp = device_namespace(X)
+        device = None
+        if xp is None:
+            X, _, rng = self._prepare_fit(X)
+        else:  # the kernel passes on the arrays' device, the rest as a NumPy fit
+            X, device = self._device_rows(X, xp)
+            rng = check_random_state(self.random_state)
         with self._threads():
             heuristic_rng = None if self.random_state is None else rng  # see KernelPCA
             kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
@@ -354,9 +362,12 @@ class KernelROBPCA(ReweightedKernelPCA):
                     "ROBPCA needs more than n_components + 1 rows (h-subset fits).")
             h = self._subset_size(n, k_req)
             plan = replace(self._plan(X, kernel), fraction=None)
+            if device is not None:
+                plan = self._device_plan(plan, device)
             op = self._kernel_operator(X, plan, rng)
             state = self._robpca(X, kernel, op, plan, h, k_req, rng)
-        return self._set_robpca(X, kernel, gamma, plan, state)
+        out = self._set_robpca(X, kernel, gamma, plan, state)
+        return out if device is None else from_host(out, xp, device.device)
 
     def _robpca(self, X, kernel, op, plan, h: int, k_req: int, rng) -> dict:
         n = op.n
@@ -370,20 +381,27 @@ class KernelROBPCA(ReweightedKernelPCA):
             _check_psd(X, diag, scale2)
 
         def prod(M: np.ndarray) -> np.ndarray:
-            return np.asarray(op.matmat(np.asarray(M, dtype=op.dtype)), dtype=np.float64)
+            # a pass over K (on the operator's device where it has one: the n x b
+            # blocks cross, the univariate MCDs and C-steps below stay in NumPy)
+            return host_matmat(op, M)
 
         # a permutation-invariant order of the rows (row sums, then the diagonal):
         # the direction sample and FAST-MCD see the rows in this order
         rowsum = prod(np.ones((n, 1)))[:, 0]
         order = np.lexsort((diag, rowsum))
         outl = self._outlyingness(prod, diag, order, h, rng, precomputed, scale2)
+        # the subset fits' eigensolvers draw from a copy of the stream: how many numbers
+        # they draw (which differs between solvers, and between the host and a device)
+        # does not change the subsets FAST-MCD draws below
+        solver_rng = copy.deepcopy(rng)
         H0 = np.sort(order[np.argsort(outl[order], kind="stable")[:h]])
 
         rank = n - 1
         if getattr(kernel, "requires_vectors", True) and not precomputed:
             bound = kernel.rank_bound(X.shape[1])
             rank = min(rank, bound) if bound is not None else rank
-        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan, rng)
+        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan,
+                                                  solver_rng)
 
         def degenerate(g):  # the subset is one point of feature space: no directions
             k = min(k_req, n - 1) if self.n_components is not None and not is_fraction(
@@ -400,7 +418,7 @@ class KernelROBPCA(ReweightedKernelPCA):
             Y, sq = self._scores(prod, diag, g, C)
             od = np.sqrt(np.maximum(sq - np.sum(Y**2, axis=1), 0.0))
             keep = np.flatnonzero(od <= od_cutoff_umcd(od, h))
-            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, rng)
+            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, solver_rng)
             k = min(k, ev.size)
             C, ev = C[:, :k], ev[:k]
             if k == 0:

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import extend_init
 from .._kernel_pca import KernelPCA
 from ..diagnostics import MAD_SCALE, robust_scale
-from ..operators import CenteredOperator, Centering
+from ..operators import Centering, center, host_matmat
 from ._base import RobustKernelPCA, spatial_median
 
 INITS = ("spherical", "uniform")
@@ -170,15 +170,14 @@ class WeightedKernelPCA(RobustKernelPCA):
         if not self.center:
             return Centering(np.zeros(op.n), 0.0, enabled=False, scale=w)
         g = w / w.sum()
-        m = np.asarray(op.matmat(g[:, None].astype(op.dtype)), dtype=np.float64).ravel()
+        m = host_matmat(op, g[:, None]).ravel()
         return Centering(m, float(g @ m), weights=g, scale=w)
 
     def _raw_scores(self, op, c: Centering, A: np.ndarray) -> np.ndarray:
         """``K~ S A``: raw scores of the training points (one pass over K)."""
         unscaled = Centering(c.row_means, c.grand_mean, enabled=c.enabled, weights=c.weights)
         SA = A * c.scale[:, None]
-        return np.asarray(CenteredOperator(op, unscaled).matmat(SA.astype(op.dtype)),
-                          dtype=np.float64)
+        return host_matmat(center(op, centering=unscaled)[0], SA)
 
     def _initial_distances(self, op, diag_k, plan, rng, floor: float, noise: float
                            ) -> tuple[np.ndarray, int] | None:
