@@ -1046,8 +1046,6 @@ def landmarks_for_tolerance(
     LandmarkRecommendation
     """
     from .approx import NystromKernelPCA, RandomFeatureKernelPCA
-    from .approx._base import take_rows
-    from .approx._error import compare, exact_reference
 
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
         raise ValueError(f"tol must be a number in (0, 1) (a relative error or a sine); "
@@ -1086,13 +1084,8 @@ def landmarks_for_tolerance(
             # gamma heuristic resolved once): the counts differ only by the approximation
             params = {**params, "kernel": est.kernel_}
             params.pop("gamma", None)
-            s = get_config()["approx_error_rows"] if n_rows is None else int(n_rows)
-            rows = take_rows(est._validate(X, reset=False),
-                             rng.choice(n, size=min(n, s), replace=False))
-            rows = rows.toarray() if sp_issparse(rows) else np.asarray(rows)
-            ref = exact_reference(est.kernel_, rows, est.n_components_)
-        err = compare(ref, est._approximate_features(ref.rows),
-                      check_random_state(random_state))
+            ref = est.error_reference(X, n_rows=n_rows, random_state=rng)
+        err = est.estimate_error(X, reference=ref, random_state=random_state)
         tried.append(m)
         errors.append(err)
         logger.info("landmarks_for_tolerance: %s %d: eigenvalues %.3g, subspace %.3g",

@@ -3,7 +3,7 @@ PCA on an explicit feature map streamed over row blocks (docs/math.md, "Large n:
 Nyström and random features")."""
 
 from ._base import FeatureKernelPCA, FeatureMap
-from ._error import ApproximationError
+from ._error import ApproximationError, ExactReference
 from ._feature_pca import FeaturePCA, FeatureStats, accumulate, solve
 from ._nystrom import LANDMARKS, NystromKernelPCA, NystromMap
 from ._random_features import RandomFeatureKernelPCA
@@ -11,6 +11,7 @@ from ._random_features import RandomFeatureKernelPCA
 __all__ = [
     "LANDMARKS",
     "ApproximationError",
+    "ExactReference",
     "FeatureKernelPCA",
     "FeatureMap",
     "FeaturePCA",

@@ -28,7 +28,7 @@ from ..kernels import check_device_kernel
 from ..operators import n_threads, storage_dtype
 from ..subspace import FittedSubspace
 from . import _feature_pca as fp
-from ._error import ApproximationError, compare, exact_reference
+from ._error import ApproximationError, ExactReference, compare, exact_reference
 
 logger = logging.getLogger("kpca")
 
@@ -351,8 +351,8 @@ class FeatureKernelPCA(BaseKernelPCA):
         return super().transform(X)
 
     # ------------------------------------------------------------------ error estimate
-    def estimate_error(self, X, *, n_rows: int | None = None, random_state=0
-                       ) -> ApproximationError:
+    def estimate_error(self, X, *, n_rows: int | None = None, random_state=0,
+                       reference: ExactReference | None = None) -> ApproximationError:
         """Estimate how far this model is from exact kernel PCA of X.
 
         On ``s`` rows drawn uniformly from ``X`` (the training data, or rows from
@@ -389,12 +389,38 @@ class FeatureKernelPCA(BaseKernelPCA):
             ``approx_error_rows``.
         random_state : int, RandomState instance or None, default=0
             The draw of the rows (the estimate is deterministic for an int).
+        reference : ExactReference or None, default=None
+            A sub-problem already solved (:meth:`error_reference`, of a model of the
+            same kernel): compared with instead of drawing one from ``X`` (then
+            ``X`` and ``n_rows`` are not read), so that models of several landmark
+            counts are measured on the same rows.
 
         Returns
         -------
         ApproximationError
             ``eigenvalue_error`` (k,), ``subspace_sin`` (k,), ``kernel_error``,
             ``n_rows``; ``max_eigenvalue_error`` and ``max_subspace_sin``.
+        """
+        check_is_fitted(self)
+        if reference is not None:
+            if not isinstance(reference, ExactReference):
+                raise TypeError("reference must be an ExactReference (from "
+                                f"error_reference); got {type(reference).__name__}.")
+            return compare(reference, self._approximate_features(reference.rows),
+                           check_random_state(random_state))
+        rng = check_random_state(random_state)
+        ref = self.error_reference(X, n_rows=n_rows, random_state=rng)
+        return compare(ref, self._approximate_features(ref.rows), rng)
+
+    def error_reference(self, X, *, n_rows: int | None = None, random_state=0
+                        ) -> ExactReference:
+        """The exact sub-problem :meth:`estimate_error` compares with: ``s`` rows
+        drawn from X, their centred kernel matrix (this model's kernel) and its
+        ``n_components_`` leading eigenpairs.
+
+        Parameters are those of :meth:`estimate_error`. Returns an
+        :class:`~kpca.approx.ExactReference`, to pass as ``reference`` to the
+        :meth:`estimate_error` of models of other landmark counts.
         """
         check_is_fitted(self)
         refuse_device(X, f"{type(self).__name__}.estimate_error")
@@ -411,8 +437,7 @@ class FeatureKernelPCA(BaseKernelPCA):
         rng = check_random_state(random_state)
         rows = take_rows(X, rng.choice(n, size=min(n, int(n_rows)), replace=False))
         rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
-        ref = exact_reference(self.kernel_, rows, self.n_components_)
-        return compare(ref, self._approximate_features(ref.rows), rng)
+        return exact_reference(self.kernel_, rows, self.n_components_)
 
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         """The fitted feature map ``phi^`` of ``rows`` (float64), shape (s, q)."""
