@@ -181,7 +181,7 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "secondary_sidebar_items": ["page-toc"],
+    "secondary_sidebar_items": ["page-toc"],  # none on the gallery's pages (_wide_gallery)
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
@@ -237,7 +237,15 @@ def _viewcode_anchors(app, doctree, docname):
                 signode["ids"].append(alias)
 
 
+def _wide_gallery(app, pagename, templatename, context, doctree):
+    """The gallery's pages without the right-hand sidebar: their code and tables get
+    its width (runs after the theme has set the sidebar's items)."""
+    if pagename.startswith("auto_examples/"):
+        context["secondary_sidebar_items"] = []
+
+
 def setup(app):
+    app.connect("html-page-context", _wide_gallery, priority=900)
     app.connect("doctree-resolved", _viewcode_anchors)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-docstring", _escape_types, priority=400)

@@ -26,7 +26,8 @@ from kpca import KernelPCA, plotting
 from kpca.datasets import concentric_circles, make_moons
 
 data = {
-    "circles": concentric_circles(n_samples=400, factor=0.3, noise=0.05, random_state=0),
+    "circles": concentric_circles(n_samples=400, factor=0.3, noise=0.05,
+                                  random_state=0),
     "moons": make_moons(n_samples=400, noise=0.05, random_state=0),
 }
 #: RBF gamma of each data set (its width fits the spacing of the classes)
@@ -66,7 +67,8 @@ def separability(Z, y):
 embeddings, rows = {}, []
 for name, (X, y) in data.items():
     for label, params in kernels(gammas[name]).items():
-        Z = embeddings[name, label] = KernelPCA(n_components=2, **params).fit_transform(X)
+        Z = KernelPCA(n_components=2, **params).fit_transform(X)
+        embeddings[name, label] = Z
         rows.append({"data": name, "kernel": label, **separability(Z, y)})
 scores = pd.DataFrame(rows).set_index(["data", "kernel"])
 scores.round(3)
@@ -76,9 +78,10 @@ scores.round(3)
 # and no rotation makes concentric circles linearly separable (chance level is 0.5):
 rbf = scores.loc[("circles", "RBF (gamma=10)"), "accuracy"]
 linear = scores.loc[("circles", "linear PCA"), "accuracy"]
-print(f"RBF kernel PCA {'separates' if rbf >= 0.99 else 'does not fully separate'} the "
-      f"two circles (accuracy {rbf:.3f}); linear PCA "
-      f"{'also separates them' if linear >= 0.9 else 'does not'} (accuracy {linear:.3f}).")
+print(f"RBF kernel PCA {'separates' if rbf >= 0.99 else 'does not fully separate'} "
+      f"the two circles (accuracy {rbf:.3f});")
+print(f"linear PCA {'also separates them' if linear >= 0.9 else 'does not'} "
+      f"(accuracy {linear:.3f}).")
 
 # %%
 # The embeddings
@@ -91,8 +94,9 @@ fig, axes = plt.subplots(2, 4, figsize=(13, 6.6), layout="constrained")
 for r, (name, (_, y)) in enumerate(data.items()):
     for c, label in enumerate(kernels(gammas[name])):
         acc = scores.loc[(name, label), "accuracy"]
-        plotting.plot_embedding(embeddings[name, label], np.where(y == 0, "class 0", "class 1"),
-                                ax=axes[r, c], s=8, title=f"{name}: {label}\naccuracy {acc:.2f}")
+        plotting.plot_embedding(embeddings[name, label],
+                                np.where(y == 0, "class 0", "class 1"), ax=axes[r, c],
+                                s=8, title=f"{name}: {label}\naccuracy {acc:.2f}")
 fig.suptitle("Kernel PCA embeddings (components 1-2)")
 plt.show()
 

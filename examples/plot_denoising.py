@@ -36,8 +36,8 @@ X_noisy = X_test + 0.25 * np.random.RandomState(0).standard_normal(X_test.shape)
 # and maps back with the pre-image that ``KernelPCA.denoise`` chooses (method
 # ``'auto'``), and with the learned ridge pre-image for comparison.
 pca = KernelPCA(16, kernel="linear", eigen_solver="dense").fit(X_train)
-kpca = KernelPCA(32, kernel="rbf", gamma="median", fit_inverse_transform=True, alpha=5e-2,
-                 eigen_solver="dense", random_state=0).fit(X_train)
+kpca = KernelPCA(32, kernel="rbf", gamma="median", fit_inverse_transform=True,
+                 alpha=5e-2, eigen_solver="dense", random_state=0).fit(X_train)
 denoised, info = kpca.denoise(X_noisy, return_info=True)
 print(f"denoise(method='auto') used the pre-image method {info.method!r}")
 results = {"noisy": X_noisy, "linear PCA (16 comp.)": pca.denoise(X_noisy),
@@ -59,7 +59,8 @@ pd.Series({name: np.mean((R - X_test) ** 2) for name, R in results.items()},
 others = {"linear PCA": results["linear PCA (16 comp.)"]}
 if info.method != "ridge":
     others = {"KPCA, ridge": results["RBF kernel PCA (32 comp.), ridge"], **others}
-fig, _ = plotting.denoising_gallery(kpca, X_noisy, (8, 8), X_clean=X_test, others=others,
-                                    n_images=12, label=f"KPCA, {info.method}",
+fig, _ = plotting.denoising_gallery(kpca, X_noisy, (8, 8), X_clean=X_test,
+                                    others=others, n_images=12,
+                                    label=f"KPCA, {info.method}",
                                     title="denoising (Gaussian noise, sd 0.25)")
 plt.show()

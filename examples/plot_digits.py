@@ -14,7 +14,7 @@ Smola & Müller (1998), whose best on USPS (16 x 16 images) was 4.0 % (docs/math
 # ---------------------
 #
 # The digits (8 x 8 pixels, scaled to [0, 1]) split 70/30 into training and test
-# images. The kernel is :math:`k(x, y) = \langle x, y \rangle^d`: degree 1 is linear
+# images. The kernel is k(x, y) = ⟨x, y⟩ᵈ: degree 1 is linear
 # PCA. ``kpca demo --quick`` sets ``KPCA_DEMO_QUICK=1`` and this example then
 # computes a smaller table (3 x 4 cells on 800 training images).
 import os
@@ -61,7 +61,8 @@ for degree in degrees:
             warnings.simplefilter("ignore", ConvergenceWarning)
             svm = LinearSVC(C=1.0, max_iter=5000, random_state=0)
             svm.fit(scaler.transform(Z_train[:, :k]), y_train)
-        errors.loc[k, degree] = 100 * (1 - svm.score(scaler.transform(Z_test[:, :k]), y_test))
+        accuracy = svm.score(scaler.transform(Z_test[:, :k]), y_test)
+        errors.loc[k, degree] = 100 * (1 - accuracy)
 
 # %%
 # The test error in %, one row per number of components, one column per degree:
@@ -72,10 +73,14 @@ errors.round(1)
 best_k, best_degree = errors.stack().idxmin()
 linear_error = errors.loc[components[-1], 1]
 nonlinear_error = errors.loc[components[-1]].drop(1).min()
-print(f"best: {errors.loc[best_k, best_degree]:.1f} % with {best_k} components and degree "
-      f"{best_degree}; with {components[-1]} components the best nonlinear kernel "
-      f"({nonlinear_error:.1f} %) {'beats' if nonlinear_error < linear_error else 'does not beat'}"
-      f" linear PCA ({linear_error:.1f} %)")
+verdict = "beats" if nonlinear_error < linear_error else "does not beat"
+print(f"best: {errors.loc[best_k, best_degree]:.1f} % with {best_k} components and "
+      f"degree {best_degree}")
+print(f"with {components[-1]} components the best nonlinear kernel "
+      f"({nonlinear_error:.1f} %) {verdict} linear PCA ({linear_error:.1f} %)")
+
+# %%
+# The error against the degree, one line per number of components:
 
 fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
 for k, row in errors.iterrows():

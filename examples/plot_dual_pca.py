@@ -13,8 +13,8 @@ sign (docs/math.md, "The classic examples").
 # --------------
 #
 # Primal PCA eigendecomposes the d x d covariance matrix, at a cost that grows like
-# :math:`d^3`; dual PCA eigendecomposes the n x n Gram matrix, at a cost that grows
-# only like :math:`n^2 d` (forming the Gram matrix).
+# d³; dual PCA eigendecomposes the n x n Gram matrix, at a cost that grows only like
+# n²d (forming the Gram matrix).
 import time
 
 import matplotlib.pyplot as plt
@@ -34,7 +34,8 @@ def primal_scores(X, k):
 
 def dual_scores(X, k):
     """PCA scores through the n x n Gram matrix: kernel PCA with the linear kernel."""
-    return KernelPCA(k, kernel="linear", eigen_solver="dense", n_jobs=1).fit_transform(X)
+    model = KernelPCA(k, kernel="linear", eigen_solver="dense", n_jobs=1)
+    return model.fit_transform(X)
 
 
 def best_of_3(route, X, k):
@@ -53,7 +54,7 @@ def best_of_3(route, X, k):
 # -----------
 #
 # For each dimension d: 50 samples near a 5-dimensional subspace of
-# :math:`\mathbb{R}^d`, the first 5 scores by both routes, timed on one thread (best
+# ℝᵈ, the first 5 scores by both routes, timed on one thread (best
 # of 3), and the largest difference between them once their signs are matched.
 n, k = 50, 5
 rng = np.random.RandomState(0)

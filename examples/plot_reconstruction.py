@@ -33,20 +33,26 @@ X_train = X_train[:600]
 
 components = [2, 4, 8, 16, 32, 64]
 linear = KernelPCA(64, kernel="linear", eigen_solver="dense").fit(X_train)
-rbf = KernelPCA(64, kernel="rbf", gamma="median", fit_inverse_transform=True, alpha=1e-2,
-                eigen_solver="dense").fit(X_train)
-methods = {"linear PCA (projection)": (linear, "fixed_point"),
-           "RBF kernel PCA, ridge pre-image": (rbf, "ridge"),
-           "RBF kernel PCA, fixed-point pre-image": (rbf, "fixed_point")}
+rbf = KernelPCA(64, kernel="rbf", gamma="median", fit_inverse_transform=True,
+                alpha=1e-2, eigen_solver="dense").fit(X_train)
+methods = {"linear PCA": (linear, "fixed_point"),
+           "kernel PCA, ridge": (rbf, "ridge"),
+           "kernel PCA, fixed point": (rbf, "fixed_point")}
 
 # %%
 # Error against the number of components
 # --------------------------------------
 #
-# The mean squared error of the reconstructions of the unseen images:
+# The mean squared error of the reconstructions of the unseen images, by linear PCA
+# (a projection) and by RBF kernel PCA with each pre-image:
+def error(model, method, k):
+    """Mean squared error of the test images reconstructed from k components."""
+    reconstructed = model.denoise(X_test, n_components=k, method=method)
+    return np.mean((X_test - reconstructed) ** 2)
+
+
 errors = pd.DataFrame(
-    {label: [np.mean((X_test - model.denoise(X_test, n_components=k, method=method)) ** 2)
-             for k in components]
+    {label: [error(model, method, k) for k in components]
      for label, (model, method) in methods.items()},
     index=pd.Index(components, name="components"))
 errors
@@ -58,6 +64,9 @@ errors
 # do not become exact with more components.
 train_error = np.mean((X_train - linear.denoise(X_train, method="fixed_point")) ** 2)
 print(f"linear PCA, all components, training images: MSE {train_error:.1e}")
+
+# %%
+# The errors against the number of components, on a logarithmic scale:
 
 fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
 for (label, column), marker in zip(errors.items(), "os^", strict=True):

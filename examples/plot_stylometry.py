@@ -42,7 +42,7 @@ print(f"{len(books)} chapters of {len(set(books))} books")
 # the 50 most used words of the corpus, standardises them and applies RBF kernel
 # PCA (median-heuristic gamma).
 result = stylometry(chapters, n_words=50, random_state=0)
-print("most used words:", ", ".join(result.words[:15]), "...")
+print("most used words:", ", ".join(result.words[:10]), "...")
 
 # %%
 # The range of component 1 over each book's chapters: the two authors' books do not
@@ -55,7 +55,8 @@ pd.DataFrame({"chapters": pd.Series(books).value_counts(sort=False),
 # %%
 # A linear classifier on the two components tells the authors apart:
 authors = np.array([book.split("_")[0] for book in books])
-accuracy = LogisticRegression().fit(result.scores, authors).score(result.scores, authors)
+classifier = LogisticRegression().fit(result.scores, authors)
+accuracy = classifier.score(result.scores, authors)
 print(f"accuracy of a linear classifier on the two components: {accuracy:.3f}")
 
 # %%
@@ -69,9 +70,13 @@ print(f"accuracy of a linear classifier on the two components: {accuracy:.3f}")
 # choosing the kernel.
 Z_spectrum = KernelPCA(2, kernel="spectrum", kernel_params={"p": 4}).fit_transform(
     chapters.chunks)
-accuracy_spectrum = LogisticRegression().fit(Z_spectrum, authors).score(Z_spectrum, authors)
+classifier = LogisticRegression().fit(Z_spectrum, authors)
+accuracy_spectrum = classifier.score(Z_spectrum, authors)
 print(f"accuracy of a linear classifier on the two spectrum components: "
       f"{accuracy_spectrum:.3f}")
+
+# %%
+# Left: the word frequencies; right: the spectrum kernel.
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
 plotting.plot_embedding(result.scores, books, ax=axes[0], s=30,

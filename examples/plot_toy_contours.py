@@ -13,7 +13,7 @@ clusters from each other; the next ones split each cluster.
 # ----------------------
 #
 # Three clusters of 30 points each (standard deviation 0.1), and RBF kernel PCA,
-# :math:`k(x, y) = \exp(-10 \|x - y\|^2)`, with 8 components.
+# k(x, y) = exp(−10 ‖x − y‖²), with 8 components.
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -30,13 +30,14 @@ pd.DataFrame({"explained variance (%)": 100 * model.explained_variance_ratio_},
 # ------------------------
 #
 # Each panel is the projection function of one component,
-# :math:`y_l(x) = \sum_i \alpha_{li} \tilde k(x, x_i)`, evaluated on a grid of the
+# yₗ(x) = Σᵢ αₗᵢ k̃(x, xᵢ), evaluated on a grid of the
 # plane and drawn as contour lines (:func:`kpca.plotting.plot_contours`). The first
 # two separate the three clusters; the following ones split each cluster into
 # halves, then quarters, along orthogonal directions.
 extent = (-1, 1, -0.5, 1)  # the region of the plane that is drawn
-fig, _ = plotting.plot_contours(model, X, y, n_components=8, extent=extent, resolution=120,
-                                title="RBF kernel PCA (gamma=10): the first 8 components")
+fig, _ = plotting.plot_contours(
+    model, X, y, n_components=8, extent=extent, resolution=120,
+    title="RBF kernel PCA (gamma=10): the first 8 components")
 plt.show()
 
 # %%

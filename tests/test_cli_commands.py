@@ -203,7 +203,7 @@ def test_demo_sections_write_pngs_and_report(capsys, tmp_path):
     report = (out_dir / "report.md").read_text()
     assert report.index("## Schölkopf's toy example") < report.index("## Stylometry")
     # each figure right after the code that makes it, as on the gallery's pages
-    assert report.index("plotting.plot_contours(model, X, y") < report.index(
+    assert report.index("model, X, y, n_components=8") < report.index(
         "![toy_contours](toy_contours.png)") < report.index("kernels = {") < report.index(
         "![toy_contours_2](toy_contours_2.png)")
     assert "accuracy of a linear classifier on the two components: 1.000" in report
