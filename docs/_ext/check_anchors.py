@@ -15,8 +15,8 @@ import html
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 #: an element's id (Sphinx writes every attribute value in double quotes)
@@ -25,8 +25,7 @@ _ID = re.compile(r'<[a-zA-Z][^>]*?\s(?:id|name)="([^"]*)"')
 _HREF = re.compile(r'<a\s[^>]*?href="([^"]*)"')
 
 
-@dataclass
-class _Page:
+class _Page(NamedTuple):
     """The ids and the link targets of one HTML page."""
 
     ids: set[str]
