@@ -44,8 +44,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5",
-                    "gallery/README.rst"]
+                    "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5"]
 
 # -- Markdown pages (myst-parser) ----------------------------------------------------------
 myst_enable_extensions = ["colon_fence", "deflist"]
@@ -148,12 +147,16 @@ intersphinx_mapping = {
 }
 intersphinx_timeout = 10
 
-# -- The gallery: examples/*.py through thin wrappers in docs/gallery ----------------------
+# -- The gallery: the scripts examples/plot_*.py themselves --------------------------------
+# Every examples/plot_*.py is a page (and runs, unless -D plot_gallery=0), in the order of
+# kpca demo's report (docs/_ext/gallery_order.py); files starting with "_" are not pages.
 sphinx_gallery_conf = {
-    "examples_dirs": "gallery",
+    "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    "within_subsection_order": "FileNameSortKey",
+    "ignore_pattern": r"(__init__|/_\w*)\.py$",
+    "within_subsection_order": "gallery_order.DemoOrder",
+    "minigallery_sort_order": "gallery_order.minigallery_key",
     "download_all_examples": False,
     "image_scrapers": ("matplotlib",),
     "matplotlib_animations": False,
@@ -161,9 +164,12 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 1,
     "doc_module": ("kpca",),
-    "backreferences_dir": None,
+    # where the minigalleries (the home page's thumbnails) look the examples up
+    "backreferences_dir": "api/generated/backreferences",
     "reference_url": {"kpca": None},
-    "capture_repr": (),
+    # a cell that ends with a table (a pandas DataFrame) shows it as an HTML table;
+    # kpca.demo shows the same values as text (kpca.demo._shown)
+    "capture_repr": ("_repr_html_",),
     "abort_on_example_error": True,
     "write_computation_times": False,
 }
@@ -175,7 +181,7 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "secondary_sidebar_items": ["page-toc"],
+    "secondary_sidebar_items": ["page-toc"],  # none on the gallery's pages (_wide_gallery)
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
@@ -210,6 +216,36 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+def _viewcode_anchors(app, doctree, docname):
+    """Give each documented object the id that its "[docs]" link on the source pages
+    points to. viewcode names every object of a source module after the first page
+    that documented one of them: the functions of ``kpca.robust._weighted`` link to
+    ``#kpca.campbell_weights`` because ``kpca.WeightedKernelPCA``, defined there, was
+    read first. The page of ``kpca.robust.campbell_weights`` gets that id too."""
+    from sphinx import addnodes
+    from sphinx.ext.viewcode import _get_full_modname
+
+    modules = getattr(app.env, "_viewcode_modules", {})
+    for signode in doctree.findall(addnodes.desc_signature):
+        modname, fullname = signode.get("module"), signode.get("fullname")
+        if not modname or not fullname:
+            continue
+        entry = modules.get(_get_full_modname(modname, fullname) or "")
+        if entry and entry[3] != modname:
+            alias = f"{entry[3]}.{fullname}"
+            if alias not in signode["ids"]:
+                signode["ids"].append(alias)
+
+
+def _wide_gallery(app, pagename, templatename, context, doctree):
+    """The gallery's pages without the right-hand sidebar: their code and tables get
+    its width (runs after the theme has set the sidebar's items)."""
+    if pagename.startswith("auto_examples/"):
+        context["secondary_sidebar_items"] = []
+
+
 def setup(app):
+    app.connect("html-page-context", _wide_gallery, priority=900)
+    app.connect("doctree-resolved", _viewcode_anchors)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-docstring", _escape_types, priority=400)

@@ -12,8 +12,8 @@ makes). kpca answers each with its own criterion:
   permuted independently (docs/math.md, "Parallel analysis");
 * **γ and the kernel**: the held-out reconstruction error in input space through the
   learned pre-image, its ridge penalty chosen by generalized cross-validation,
-  :func:`kpca.selection.reconstruction_error` (docs/math.md, "Choosing gamma and the kernel
-  without labels"); ``kpca select`` without ``--labels`` runs the same.
+  :func:`kpca.selection.reconstruction_error` (docs/math.md, "Choosing gamma and the
+  kernel without labels"); ``kpca select`` without ``--labels`` runs the same.
 
 This example uses data where the right answers are known: clusters whose number fixes
 k, and a noisy helix whose best γ is a dense grid's.
@@ -30,6 +30,7 @@ k, and a noisy helix whose best γ is a dense grid's.
 # column's values and lose the clusters).
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from sklearn.datasets import make_blobs
 
 from kpca import KernelPCA, plotting
@@ -40,7 +41,13 @@ X_blobs, _ = make_blobs(300, n_features=6, centers=4, cluster_std=1.0,
 model = KernelPCA(n_components="auto", kernel="rbf", gamma="scale", random_state=0)
 model.fit(X_blobs)
 print(f"chosen k = {model.n_components_}")
-print(model.parallel_analysis_.table())
+
+# %%
+# The first eigenvalues against the null's 95 % quantiles:
+pa = model.parallel_analysis_
+pd.DataFrame({"eigenvalue": pa.eigenvalues, "null 95 %": pa.threshold,
+              "kept": np.arange(len(pa.eigenvalues)) < pa.n_components},
+             index=pd.RangeIndex(1, len(pa.eigenvalues) + 1, name="component")).head(8)
 
 # %%
 # The scree plot with the null band shows why: three eigenvalues stand far above
@@ -112,7 +119,8 @@ for i, g in enumerate((best["gamma"] / 10, best["gamma"], best["gamma"] * 10)):
     m = KernelPCA(1, kernel="rbf", gamma=g).fit(X_tr)
     Y = m.transform(X_tr)
     fit = gcv_ridge_preimage(score_space_kernel(m.kernel_), Y, X_tr)
-    R = fit.intercept + score_space_kernel(m.kernel_).block(m.transform(X_te), Y) @ fit.dual_coef
+    K_te = score_space_kernel(m.kernel_).block(m.transform(X_te), Y)
+    R = fit.intercept + K_te @ fit.dual_coef
     ax = fig.add_subplot(1, 3, i + 1, projection="3d")
     ax.scatter(*X_te.T, s=4, c="0.6")
     ax.scatter(*R.T, s=6, c=m.transform(X_te)[:, 0], cmap="viridis")

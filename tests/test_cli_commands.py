@@ -199,10 +199,14 @@ def test_demo_sections_write_pngs_and_report(capsys, tmp_path):
                          "toy_contours,stylometry")
     assert code == 0, err
     names = {p.name for p in out_dir.iterdir()}
-    assert {"toy_contours.png", "stylometry.png", "report.md", "corpus"} <= names
+    assert names == {"toy_contours.png", "toy_contours_2.png", "stylometry.png", "report.md"}
     report = (out_dir / "report.md").read_text()
     assert report.index("## Schölkopf's toy example") < report.index("## Stylometry")
-    assert "tells the authors apart with accuracy 1.000" in report
+    # each figure right after the code that makes it, as on the gallery's pages
+    assert report.index("model, X, y, n_components=8") < report.index(
+        "![toy_contours](toy_contours.png)") < report.index("kernels = {") < report.index(
+        "![toy_contours_2](toy_contours_2.png)")
+    assert "accuracy of a linear classifier on the two components: 1.000" in report
     code, _, err = run(capsys, "demo", "--out", out_dir, "--only", "nope")
     clean_error(code, err, "unknown section")
 

@@ -14,6 +14,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import pytest
 
 import kpca
 from kpca import cli
-from kpca.demo import _importable
+from kpca.demo import example_names
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -150,10 +151,46 @@ def test_site_has_the_guide_gallery_math_benchmarks_and_changelog(site):
     for page in ("guide", "preimages", "robust", "scaling", "behaviour", "math", "benchmarks",
                  "changelog", "api/index", "api/cli", "auto_examples/index"):
         assert (site / f"{page}.html").is_file(), page
-    gallery = (site / "auto_examples" / "index.html").read_text(encoding="utf-8")
-    with _importable(ROOT / "examples"):  # a gallery page per section of kpca demo
-        sections = list(importlib.import_module("report").SECTIONS.values())
-    for script in sections:
-        wrappers = list((DOCS / "gallery").glob(f"plot_*_{script}.py"))
-        assert len(wrappers) == 1, f"docs/gallery has no page for examples/{script}.py"
-        assert wrappers[0].stem in gallery, script
+
+
+def test_the_gallery_is_the_examples_folder(site):
+    """Every script examples/plot_*.py is a page of the gallery (a new one too: no list
+    to add it to), with a thumbnail on the gallery's index and on the home page, in the
+    order of kpca demo's report."""
+    conf = _conf().sphinx_gallery_conf
+    assert (DOCS / conf["examples_dirs"]).resolve() == ROOT / "examples"
+    names = example_names(ROOT / "examples")
+    assert len(names) >= 7
+    for name in names:
+        script = f"/plot_{name}.py"
+        assert re.search(conf["filename_pattern"], script), name  # run, not only shown
+        assert not re.search(conf["ignore_pattern"], script), name
+        assert (site / "auto_examples" / f"plot_{name}.html").is_file(), name
+    assert re.search(conf["ignore_pattern"], "/_helpers.py")
+    for page in ("auto_examples/index.html", "index.html"):
+        html = (site / page).read_text(encoding="utf-8")
+        links = re.findall(r'<div class="sphx-glr-thumbcontainer".*?href="([^"#]+)', html,
+                           re.S)
+        assert [Path(link).stem for link in links] == [f"plot_{n}" for n in names], page
+    assert not list(site.rglob("*run_section*"))
+
+
+def test_no_link_of_the_site_is_broken(site):
+    """Every local link's page exists and has the link's anchor (the "[docs]" links of
+    the source pages included, docs/conf.py's _viewcode_anchors)."""
+    spec = importlib.util.spec_from_file_location("check_anchors",
+                                                  DOCS / "_ext" / "check_anchors.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.broken_links(site) == []
+
+
+def test_home_page_lists_every_extra():
+    """docs/index.md names each optional extra of pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = re.findall(r"^([a-z][\w-]*) = \[", block, re.M)
+    assert {"io", "plot", "dask", "progress", "array", "all"} <= set(extras)
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    missing = [e for e in extras if f"`{e}`" not in index]
+    assert not missing, f"docs/index.md does not list the extras {missing}"

@@ -1,157 +1,288 @@
-"""The example scripts in ``examples/`` and ``kpca demo`` (:mod:`kpca.demo`), which
-finds and runs them (the fast parts)."""
+"""The gallery's example scripts (``examples/plot_*.py``) and ``kpca demo``
+(:mod:`kpca.demo`), which finds them and runs them cell by cell as the gallery does.
+
+The runner is tested on small scripts written here; the examples' numbers against
+independent computations (scikit-learn, a NumPy SVD)."""
 
 from __future__ import annotations
 
-import importlib
-import re
+import os
 import shutil
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 from sklearn.decomposition import KernelPCA as SkKernelPCA
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 import kpca.demo
-from kpca.demo import _importable
+from kpca.demo import example_names, markdown, parse, run_example
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("pandas")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES_DIR = ROOT / "examples"
-EXAMPLES = ["circles_moons", "toy_contours", "reconstruction", "digits_table",
-            "denoising_gallery", "stylometry", "dual_pca", "report"]
+SCRIPTS = sorted(EXAMPLES_DIR.glob("plot_*.py"))
+
+TOY = '''"""
+A toy example
+=============
+
+Its introduction, with ``code``.
+"""
+
+# %%
+# First cell
+# ----------
+#
+# Text of the first cell.
+import os
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+x = 41
+print("printed", x + 1)
+
+# %%
+# Two figures, the second in its own cell.
+plt.plot([0, 1], [1, 0])
+plt.show()
+
+# %%
+plt.figure()
+plt.plot([0, 1], [0, 1])
+# sphinx_gallery_thumbnail_number = 2
+quick = os.environ.get("KPCA_DEMO_QUICK")
+
+# %%
+# A table as the last expression, shown.
+pd.DataFrame({"a": [1, 2]})
+
+# %%
+# A last expression without an HTML view: not shown.
+len("abc")
+'''
 
 
-@pytest.fixture
-def example():
-    """Import an example module as its script does (``examples/`` first on sys.path);
-    sys.path and sys.modules are restored afterwards."""
-    with _importable(EXAMPLES_DIR):
-        yield importlib.import_module
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch):
+    monkeypatch.delenv(kpca.demo.ENV, raising=False)
 
 
-def _run_script(example, monkeypatch, name, *argv):
-    monkeypatch.setattr(sys, "argv", [f"{name}.py", *map(str, argv)])
-    return example(name).main()
+def _narrow(ex) -> None:
+    """What the example printed fits the gallery's page (no text box that runs off it)."""
+    lines = [ln for c in ex.cells for ln in c.output.splitlines()]
+    assert lines and max(map(len, lines)) <= 88, max(lines, key=len)
 
 
-# ----------------------------------------------------------------------------- numbers
-def test_digits_table_equals_sklearn_features(example):
-    digits_table = example("digits_table")
-    res = digits_table.error_table((8, 16), (1, 2), n_train=300)
-    assert res["errors"].shape == (2, 2) and np.all(np.isfinite(res["errors"]))
+def _pixels(path: Path) -> np.ndarray:
+    import matplotlib.image
+
+    return matplotlib.image.imread(path)
+
+
+# ----------------------------------------------------------------------------- the runner
+def test_parse_splits_a_script_as_sphinx_gallery_does(tmp_path):
+    """Title, introduction and cells, compared with sphinx-gallery's own parser where it
+    is installed."""
+    script = tmp_path / "plot_toy.py"
+    script.write_text(TOY, encoding="utf-8")
+    title, intro, cells = parse(script)
+    assert title == "A toy example" and intro == "Its introduction, with ``code``."
+    assert [c.text.splitlines()[0] if c.text else "" for c in cells] == [
+        "First cell", "Two figures, the second in its own cell.", "",
+        "A table as the last expression, shown.",
+        "A last expression without an HTML view: not shown."]
+    assert cells[0].code.startswith("import os") and cells[0].line == 13
+    assert TOY.splitlines()[cells[1].line - 1] == "plt.plot([0, 1], [1, 0])"
+    assert "sphinx_gallery_thumbnail_number" not in cells[2].code  # as on the pages
+
+    gallery = pytest.importorskip("sphinx_gallery.py_source_parser")
+    _, blocks = gallery.split_code_and_text_blocks(str(script), return_node=False)
+    code = [b.content.strip() for b in blocks if b.type == "code" and b.content.strip()]
+    assert [c.code.strip() for c in cells] == [
+        "\n".join(ln for ln in b.splitlines() if "sphinx_gallery_" not in ln) for b in code]
+    texts = [b.content.strip() for b in blocks[1:] if b.type == "text"]
+    assert [c.text.strip() for c in cells if c.text] == texts
+
+
+def test_run_example_runs_the_cells_in_order(tmp_path, monkeypatch):
+    script = tmp_path / "plot_toy.py"
+    script.write_text(TOY, encoding="utf-8")
+    monkeypatch.setenv(kpca.demo.QUICK_ENV, "before")
+    import matplotlib.pyplot as plt
+
+    show = plt.show
+    ex = run_example(str(script), tmp_path / "out", quick=True)
+    assert ex.name == "toy" and ex.title == "A toy example" and ex.seconds > 0
+    assert ex.namespace["x"] == 41 and ex.namespace["quick"] == "1"
+    assert os.environ[kpca.demo.QUICK_ENV] == "before" and plt.show is show  # restored
+    assert not plt.get_fignums()  # saved and closed
+    out = [c.output for c in ex.cells]
+    assert out[0] == "printed 42\n" and out[1] == out[2] == "" and out[4] == ""
+    assert out[3].split() == ["a", "0", "1", "1", "2"]  # the DataFrame, as text
+    figures = [[p.name for p in c.figures] for c in ex.cells]
+    assert figures == [[], ["toy.png"], ["toy_2.png"], [], []]
+    # the first figure falls, the second rises: each cell's own figure in its file
+    first, second = (_pixels(tmp_path / "out" / n)[..., :3].mean(axis=2)
+                     for n in ("toy.png", "toy_2.png"))
+    assert not np.allclose(first, second)
+    report = kpca.demo.format_report([ex])
+    assert report.index("### First cell") < report.index("printed 42") < report.index(
+        "![toy](toy.png)") < report.index("![toy_2](toy_2.png)")
+    assert "- [A toy example](#a-toy-example)" in report
+    assert "Its introduction, with `code`." in report
+
+
+def test_an_error_points_at_the_script_line(tmp_path):
+    script = tmp_path / "plot_bad.py"
+    script.write_text('"""\nBad\n===\n"""\n\n# %%\n# text\nx = 1\n\n# %%\ny = 1 / 0\n')
+    with pytest.raises(ZeroDivisionError) as info:
+        run_example(str(script), tmp_path)
+    frame = info.traceback[-1]
+    assert Path(frame.path) == script and frame.lineno + 1 == 11
+    (tmp_path / "plot_none.py").write_text("x = 1\n")
+    with pytest.raises(ValueError, match="starts with a docstring"):
+        run_example(str(tmp_path / "plot_none.py"), tmp_path)
+    (tmp_path / "plot_untitled.py").write_text('"""Just text."""\n')
+    with pytest.raises(ValueError, match="no title"):
+        run_example(str(tmp_path / "plot_untitled.py"), tmp_path)
+
+
+def test_markdown_of_the_examples_rest():
+    text = ("Heading\n-------\n\nUse :func:`kpca.text.stylometry` and ``KernelPCA``,\n"
+            ":math:`k(x, y)`, `a link <https://example.org>`_; run::\n\n"
+            "    kpca demo\n\n.. math::\n\n   y = 1\n")
+    assert markdown(text).splitlines() == [
+        "### Heading", "", "Use `kpca.text.stylometry` and `KernelPCA`,",
+        "$k(x, y)$, [a link](https://example.org); run:", "", "    kpca demo", "",
+        "$$", "y = 1", "$$"]
+
+
+# ----------------------------------------------------------------------------- the scripts
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_each_example_is_a_gallery_script(script):
+    """A title and an introduction, text between the cells, no command line of its own,
+    and nothing written next to it (sphinx-gallery runs it in examples/)."""
+    title, intro, cells = parse(script)
+    assert title and len(intro) > 100
+    assert len(cells) >= 3 and sum(bool(c.text) for c in cells) >= 3
+    assert all(c.code or c.text for c in cells)
+    source = script.read_text(encoding="utf-8")
+    assert "argparse" not in source and "savefig" not in source
+    assert "plt.show()" in source  # where the code makes its figures
+    assert max(map(len, source.splitlines())) <= 88  # the code fits the page
+
+
+def test_the_examples_are_in_the_demo_and_in_order():
+    names = example_names(EXAMPLES_DIR)
+    assert {f"plot_{n}.py" for n in names} == {p.name for p in SCRIPTS}
+    assert names[:2] == ["circles_moons", "toy_contours"]
+    listed = [n for n in kpca.demo.ORDER if n in names]
+    assert names[:len(listed)] == listed  # the others, not listed, follow
+
+
+def test_circles_moons_embeddings_equal_sklearns(tmp_path):
+    ex = run_example("circles_moons", tmp_path)
+    ns = ex.namespace
+    X, y = ns["data"]["circles"]
+    scores = ns["scores"]
+    assert scores.loc[("circles", "RBF (gamma=10)"), "accuracy"] == 1.0
+    assert scores.loc[("circles", "linear PCA"), "accuracy"] < 0.6
+    for label, params in [("RBF (gamma=10)", dict(kernel="rbf", gamma=10)),
+                          ("linear PCA", dict(kernel="linear"))]:
+        Z = ns["embeddings"]["circles", label]
+        sk = SkKernelPCA(n_components=2, **params).fit_transform(X)
+        signs = np.sign(np.sum(Z * sk, axis=0))
+        np.testing.assert_allclose(Z * signs, sk, atol=1e-8)
+        acc = LogisticRegression().fit(sk, y).score(sk, y)
+        assert scores.loc[("circles", label), "accuracy"] == pytest.approx(acc, abs=0.01)
+    assert "RBF kernel PCA separates the two circles (accuracy 1.000)" in "".join(
+        c.output for c in ex.cells)
+    assert [p.name for p in ex.figures] == ["circles_moons.png"]
+    _narrow(ex)
+
+
+def test_digits_table_equals_sklearn_features(tmp_path):
+    ex = run_example("digits", tmp_path, quick=True)
+    _narrow(ex)
+    ns = ex.namespace
+    errors = ns["errors"]
+    assert errors.shape == (3, 4) and np.all(np.isfinite(errors.to_numpy()))
     # independent: scikit-learn's KernelPCA features, same classifier
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X / 16, y, test_size=0.3, random_state=0,
                                           stratify=y)
-    Xtr, ytr = Xtr[:300], ytr[:300]
-    sk = SkKernelPCA(16, kernel="poly", degree=2, gamma=1.0, coef0=0).fit(Xtr)
-    Ztr, Zte = sk.transform(Xtr), sk.transform(Xte)
+    Xtr, ytr = Xtr[:800], ytr[:800]
+    sk = SkKernelPCA(64, kernel="poly", degree=2, gamma=1.0, coef0=0).fit(Xtr)
+    Ztr, Zte = sk.transform(Xtr)[:, :32], sk.transform(Xte)[:, :32]
     sc = StandardScaler().fit(Ztr)
     clf = LinearSVC(C=1.0, max_iter=5000, random_state=0).fit(sc.transform(Ztr), ytr)
     err = 100 * (1 - clf.score(sc.transform(Zte), yte))
     # LinearSVC is invariant to the sign of a feature up to its own tolerance
-    assert abs(res["errors"][1, 1] - err) <= 100 / len(yte) * 2
-    table = digits_table.format_table(res)
-    assert table.splitlines()[0] == "| # of components | degree 1 | degree 2 |"
-    assert table.splitlines()[2].startswith("| 8 |")
+    assert abs(errors.loc[32, 2] - err) <= 100 / len(yte) * 2
 
 
-def test_reconstruction_pca_is_the_svd_projection(example, tmp_path):
-    sec = example("reconstruction").section(tmp_path)
-    # independent: the orthogonal projection on the top-k PCA subspace (numpy SVD)
+def test_reconstruction_pca_is_the_svd_projection(tmp_path):
+    ex = run_example("reconstruction", tmp_path)
+    ns = ex.namespace
+    errors = ns["errors"]
+    # independent: the orthogonal projection on the top-k PCA subspace (NumPy SVD)
     X, y = load_digits(return_X_y=True)
     Xtr, Xte = train_test_split(X / 16, test_size=0.3, random_state=0, stratify=y)
     Xtr = Xtr[:600]
     mean = Xtr.mean(0)
     _, s, Vt = np.linalg.svd(Xtr - mean, full_matrices=False)
     Vt = Vt[s > 1e-10 * s[0]]  # pixels constant in training span no component
-    for k, got in zip(sec.data["k"], sec.data["pca"], strict=True):
+    pca = errors["linear PCA"]
+    for k, got in pca.items():
         P = mean + (Xte - mean) @ Vt[:k].T @ Vt[:k]
         assert got == pytest.approx(np.mean((Xte - P) ** 2), rel=1e-6, abs=1e-12)
     # exact on the training images with all components; kernel PCA only approximate
-    assert sec.data["pca_train_full"] < 1e-20
-    for name in ("ridge", "fixed_point"):
-        assert sec.data[name][-1] > 100 * sec.data["pca"][-1]
-        assert sec.data[name][0] > sec.data[name][-1]  # more components help
-    assert (tmp_path / "reconstruction.png").read_bytes()[:4] == b"\x89PNG"
-    assert "| components | linear PCA MSE | RBF KPCA, ridge pre-image |" in sec.text
+    assert ns["train_error"] < 1e-20
+    for name in ("kernel PCA, ridge", "kernel PCA, fixed point"):
+        assert errors[name].iloc[-1] > 100 * pca.iloc[-1]
+        assert errors[name].iloc[0] > errors[name].iloc[-1]  # more components help
+    assert [p.name for p in ex.figures] == ["reconstruction.png", "reconstruction_2.png"]
+    _narrow(ex)
 
 
-def test_dual_pca_section_agrees(example, tmp_path):
-    sec = example("dual_pca").section(tmp_path, n=20, dims=(30, 300))
-    assert sec.data["max_diff"] < 1e-8
-    assert sec.data["dims"] == [30, 300] and len(sec.data["primal_s"]) == 2
-    assert (tmp_path / "dual_pca.png").read_bytes()[:4] == b"\x89PNG"
-    assert "scores agree\nup to sign" in sec.text
+def test_dual_pca_scores_agree(tmp_path):
+    ex = run_example("dual_pca", tmp_path)
+    _narrow(ex)
+    timings = ex.namespace["timings"]
+    assert list(timings.index) == [100, 200, 400, 800, 1200]
+    assert timings["max score difference"].max() < 1e-8
+    assert (timings[["primal (s)", "dual (s)"]].to_numpy() > 0).all()
 
 
-# ----------------------------------------------------------------------------- scripts
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_example_scripts_have_a_cli(example, monkeypatch, capsys, name):
-    with pytest.raises(SystemExit) as exc:
-        _run_script(example, monkeypatch, name, "--help")
-    assert exc.value.code == 0
-    out = capsys.readouterr().out
-    assert out.startswith(f"usage: {name}.py")
-    # the description is the docstring's whole first paragraph, not a cut-off line
-    doc = (EXAMPLES_DIR / f"{name}.py").read_text(encoding="utf-8").split('"""')[1]
-    summary = " ".join(doc.split("\n\n")[0].split())
-    assert summary.endswith(".") and summary in " ".join(out.split())
-    assert "--out" in out
-    if name in ("digits_table", "report"):
-        assert "--quick" in out
-
-
-def test_every_example_is_a_section_of_the_report(example):
-    report = example("report")
-    # plot_*.py: sphinx-gallery scripts that run top to bottom (issue 34), not sections
-    scripts = ({p.stem for p in EXAMPLES_DIR.glob("*.py")} - {"report", "_shared"}
-               - {p.stem for p in EXAMPLES_DIR.glob("plot_*.py")})
-    assert set(report.SECTIONS.values()) == scripts
-    for module in report.SECTIONS.values():
-        assert callable(example(module).section)
-
-
-def test_examples_run(example, monkeypatch, capsys, tmp_path):
-    # the fast ones, end to end as scripts (the others are checked above and by the demo)
-    _run_script(example, monkeypatch, "stylometry", "--out", tmp_path)
-    out = capsys.readouterr().out
-    assert (tmp_path / "stylometry.png").stat().st_size > 1000
-    assert f"wrote {tmp_path / 'stylometry.png'}" in out
-    # "| authorA_book1 | 10 | -0.382 to -0.254 |": component 1 of each book's chapters
-    spans = {m[0]: (float(m[1]), float(m[2])) for m in
-             re.findall(r"\| (author\w+) \| \d+ \| ([-+.\d]+) to ([-+.\d]+) \|", out)}
-    assert len(spans) == 4
-    a = [v for k, v in spans.items() if k.startswith("authorA")]
-    b = [v for k, v in spans.items() if k.startswith("authorB")]
-    # the two authors' chapters do not overlap on component 1
-    assert (max(h for _, h in a) < min(lo for lo, _ in b)
-            or max(h for _, h in b) < min(lo for lo, _ in a))
-    assert "tells the authors apart with accuracy 1.000" in out
-
-    _run_script(example, monkeypatch, "dual_pca", "--n", 20, "--d", "30,300", "--out", tmp_path)
-    out = capsys.readouterr().out
-    diff = float(re.search(r"largest difference ([-+.e\d]+)\)", out)[1])
-    assert diff < 1e-8
-    assert re.search(r"^\| 300 \| ", out, re.M)
+def test_stylometry_separates_the_authors(tmp_path):
+    ex = run_example("stylometry", tmp_path)
+    _narrow(ex)
+    ns = ex.namespace
+    z = ns["result"].scores[:, 0]
+    authors = ns["authors"]
+    a, b = z[authors == "authorA"], z[authors == "authorB"]
+    assert len(a) and len(b) and (a.max() < b.min() or b.max() < a.min())
+    assert ns["accuracy"] == 1.0
+    assert list(ns["result"].labels) == list(ns["books"])
 
 
 # ----------------------------------------------------------------------------- kpca demo
-def test_demo_finds_the_examples_of_a_source_checkout(monkeypatch):
-    monkeypatch.delenv(kpca.demo.ENV, raising=False)
+def test_demo_finds_the_examples_of_a_source_checkout():
     assert kpca.demo.examples_dir() == EXAMPLES_DIR
 
 
 def test_demo_finds_installed_examples(monkeypatch, tmp_path):
     """A wheel's layout: the package in site-packages, the examples under the
     scheme's data path (``<prefix>/share/kpca/examples``)."""
-    monkeypatch.delenv(kpca.demo.ENV, raising=False)
     site = tmp_path / "lib" / "python3" / "site-packages" / "kpca"
     monkeypatch.setattr(kpca.demo, "__file__", str(site / "demo.py"))
     monkeypatch.setattr(kpca.demo.sysconfig, "get_paths",
@@ -168,22 +299,21 @@ def test_demo_finds_installed_examples(monkeypatch, tmp_path):
     assert kpca.demo.examples_dir() == EXAMPLES_DIR
 
 
-def test_demo_main_writes_the_report(monkeypatch, capsys, tmp_path):
-    monkeypatch.delenv(kpca.demo.ENV, raising=False)
-    # a module of the user's called "report" is set aside while the demo runs
-    mine = types.ModuleType("report")
-    monkeypatch.setitem(sys.modules, "report", mine)
-    path = list(sys.path)
+def test_demo_main_writes_the_report(capsys, tmp_path):
+    path, modules = list(sys.path), set(sys.modules)
     assert kpca.demo.main(tmp_path / "d", only=["stylometry"]) == 0
-    assert sys.modules["report"] is mine and sys.path == path and "_shared" not in sys.modules
+    assert sys.path == path and not {m for m in set(sys.modules) - modules
+                                     if m.startswith("plot_")}
     out, err = capsys.readouterr()
     assert "kpca demo: stylometry done" in err
     assert f"Report: {tmp_path / 'd' / 'report.md'}" in out
+    assert f"  {tmp_path / 'd' / 'stylometry.png'}" in out.splitlines()
     report = (tmp_path / "d" / "report.md").read_text(encoding="utf-8")
     assert report.startswith("# kpca demo")
     assert "- [Stylometry: two authors](#stylometry-two-authors)" in report
-    assert "tells the authors apart with accuracy 1.000" in report
+    assert "accuracy of a linear classifier on the two components: 1.000" in report
     assert "![stylometry](stylometry.png)" in report
+    assert "```python\nimport tempfile" in report  # the code, as on the gallery page
     with pytest.raises(ValueError, match=r"unknown section\(s\) \['nope'\]"):
         kpca.demo.main(tmp_path / "d", only=["nope"])
     (tmp_path / "f").write_text("x")
@@ -191,27 +321,23 @@ def test_demo_main_writes_the_report(monkeypatch, capsys, tmp_path):
         kpca.demo.main(tmp_path / "f", only=["dual_pca"])
 
 
-def test_run_section_runs_one_example_script(tmp_path):
-    from kpca.demo import run_section
-
-    section = run_section("dual_pca", tmp_path / "out", quick=True)
-    assert section.title and section.text
-    assert any((tmp_path / "out").iterdir())  # its tables and figures
-    with pytest.raises(ValueError, match="no example script 'report'"):
-        run_section("report")
-    with pytest.raises(ValueError, match="no example script 'nope'.*dual_pca"):
-        run_section("nope")
+def test_run_example_by_name(tmp_path):
+    with pytest.raises(ValueError, match="no example 'nope'; one of circles_moons, "):
+        run_example("nope")
+    ex = run_example("toy_contours", tmp_path)
+    assert [p.name for p in ex.figures] == ["toy_contours.png", "toy_contours_2.png"]
+    ratios = ex.namespace["model"].explained_variance_ratio_
+    assert len(ratios) == 8 and np.all(np.diff(ratios) <= 1e-12)
 
 
-def test_every_gallery_page_runs_an_example_script():
-    import re
+def test_demo_says_what_it_needs(monkeypatch):
+    import importlib.util
 
-    from kpca.demo import examples_dir
-
-    pages = sorted((ROOT / "docs" / "gallery").glob("plot_*.py"))
-    scripts = {re.search(r'run_section\("(\w+)"', p.read_text()).group(1) for p in pages}
-    assert len(pages) == len(scripts) == 7
-    assert all((examples_dir() / f"{s}.py").is_file() for s in scripts)
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pandas" else find_spec(name, *a))
+    with pytest.raises(ImportError, match=r"needs pandas: pip install 'kpca\[io\]'"):
+        run_example("dual_pca")
 
 
 def test_choose_k_and_gamma_gallery_script(monkeypatch, capsys):

@@ -66,7 +66,7 @@ def test_the_wheel_holds_the_package_its_type_marker_and_the_examples(built):
     assert "kpca/__init__.py" in names and "kpca/py.typed" in names
     assert {"kpca/cli/__init__.py", "kpca/cli/__main__.py", "kpca/_entry.py"} <= set(names)
     examples = {Path(n).name for n in names if "/data/share/kpca/examples/" in n}
-    assert {"report.py", "_shared.py", "circles_moons.py", "dual_pca.py"} <= examples
+    assert {"plot_circles_moons.py", "plot_dual_pca.py"} <= examples
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "docs/"))]
     # the optional compiled kernels, built where this interpreter's platform can
     import kpca.kernels._standard as standard
@@ -84,7 +84,7 @@ def test_the_sdist_holds_what_a_build_needs(built):
                    "src/kpca/py.typed", "src/kpca/operators/_tileprod.c",
                    "src/kpca/operators/_tileprod_kernel.h", "src/kpca/kernels/_rbfexp.c",
                    "src/kpca/_native.h", "src/kpca/_portable.h", "src/kpca/kernels/_rbfblock.h",
-                   "src/kpca/operators/_tileprod_undef.h", "examples/report.py"):
+                   "src/kpca/operators/_tileprod_undef.h", "examples/plot_dual_pca.py"):
         assert needed in names, needed
 
 
@@ -108,7 +108,8 @@ def test_the_installed_wheel_runs(installed, tmp_path):
                "from kpca._entry import main; main()", cwd=tmp_path, env=env)
     assert out.strip().startswith("kpca ")
     assert (env_dir / "bin" / "kpca").is_file()  # the console script
-    # one section of the demo, from the installed example scripts
+    # one example of the demo, from the installed example scripts
     _run(python, "-m", "kpca.cli", "demo", "--out", tmp_path / "demo", "--only", "dual_pca",
          cwd=tmp_path, env=env)
-    assert (tmp_path / "demo" / "report.md").is_file()
+    assert "## Dual PCA" in (tmp_path / "demo" / "report.md").read_text(encoding="utf-8")
+    assert (tmp_path / "demo" / "dual_pca.png").is_file()

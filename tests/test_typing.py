@@ -33,7 +33,7 @@ def test_the_public_api_type_checks():
 def test_a_misuse_of_the_public_api_is_reported(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text((ROOT / "tests" / "typing" / "public_api.py").read_text()
-                   + "model.transform(X, 3, 4)\nkpca.save(model)\nrun_section(1)\n")
+                   + "model.transform(X, 3, 4)\nkpca.save(model)\nrun_example(1)\n")
     proc = _mypy(bad)
     assert proc.returncode == 1
     # (an unknown method is not reported: the estimators derive from scikit-learn's

@@ -20,7 +20,7 @@ from kpca import (
     SphericalKernelPCA,
     WeightedKernelPCA,
 )
-from kpca.demo import run_section
+from kpca.demo import run_example
 from kpca.selection import landmarks_for_tolerance
 
 X: NDArray[np.float64] = np.random.default_rng(0).normal(size=(50, 3))
@@ -38,7 +38,7 @@ others = [NystromKernelPCA(2, n_landmarks=20), RandomFeatureKernelPCA(2, n_featu
           AnovaKernelPCA(2, c=1.0)]
 names: list[str] = sorted(ESTIMATORS)
 version: str = kpca.__version__
-section = run_section("dual_pca", quick=True)
+example = run_example("dual_pca", quick=True)
 nystrom = NystromKernelPCA(2, n_landmarks=20).fit(X)
 error = nystrom.estimate_error(X, n_rows=40, random_state=0)
 worst: float = max(error.max_eigenvalue_error, error.max_subspace_sin)

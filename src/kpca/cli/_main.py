@@ -263,11 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
                 "cores and memory")
     p.add_argument("model", metavar="MODEL", nargs="?", help="saved model file")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
-    p = command("demo", _cmd_demo, "run the classic kernel PCA examples; write their figures, "
-                "tables and a report (report.md) into a folder")
+    p = command("demo", _cmd_demo, "run the classic kernel PCA examples (the scripts of the "
+                "documentation's gallery); write their figures and a report (report.md) "
+                "into a folder")
     p.add_argument("-o", "--out", default="kpca-demo", metavar="DIR", help="output folder")
     p.add_argument("--quick", action="store_true", help="a smaller digits table")
-    p.add_argument("--only", metavar="LIST", help="comma-separated sections (default: all)")
+    p.add_argument("--only", metavar="LIST",
+                   help="comma-separated examples, NAME of examples/plot_NAME.py (default: "
+                   "all): circles_moons, toy_contours, reconstruction, denoising, digits, "
+                   "stylometry, dual_pca, ...")
     return parser
 
 
