@@ -430,6 +430,65 @@ class KernelPCA(BaseKernelPCA):
         with self._keeping_input_attributes():
             return self._fit(X)
 
+    def plan(self, X: Any, dtype: Any = None) -> FitPlan:
+        """What ``fit(X)`` would do, without fitting: :class:`kpca.FitPlan`.
+
+        Reads only the shape and dtype of ``X`` (no data, no kernel value): the
+        solver and why, stored or matrix-free, precision, block and start, expected
+        passes, modelled cost and peak memory. With ``precision='auto'`` and more
+        than ``float64_max_rows`` float64 rows the precision is provisional (the fit
+        checks float32's accuracy on a subsample). Data-dependent kernel parameters
+        (``gamma='median'``) are left unresolved; no decision depends on their value.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, dask array, RowSource or tuple
+            The training data, or its shape ``(n_samples, n_features)``.
+        dtype : dtype, default=None
+            The data's dtype when ``X`` is a shape (default float64).
+
+        Returns
+        -------
+        FitPlan
+        """
+        from .distributed import is_dask_collection
+
+        self._validate_params()
+        if type(self)._fit is not KernelPCA._fit:
+            raise ValueError(
+                f"{type(self).__name__} fits by its own algorithm (several decompositions): "
+                "plan() describes one kernel PCA fit (KernelPCA, WeightedKernelPCA, "
+                "SphericalKernelPCA).")
+        if isinstance(X, tuple):
+            shape, dtype = tuple(int(s) for s in X), np.dtype(dtype or np.float64)
+        else:
+            shape, dtype = tuple(getattr(X, "shape", np.shape(X))), getattr(X, "dtype", None)
+            dtype = np.dtype(dtype if dtype in (np.float32, np.float64) else np.float64)
+        if not shape or shape[0] < 1:
+            raise ValueError(f"X: expected data with at least one row; got shape {shape}.")
+        kernel = self._make_kernel()
+        n = shape[0]
+        vectors = (len(shape) == 2 and getattr(kernel, "requires_vectors", True)
+                   and not self._is_precomputed())
+        xp = None if isinstance(X, tuple) else device_namespace(X)
+        k = None
+        if self._auto_components():  # the first round of parallel analysis
+            d = shape[1] if vectors else None
+            rank = kernel.rank_bound(d) if d else None
+            k_max = max(1, min(n - 1 if self.center else n, rank if rank else n))
+            k = min(k_max, get_config()["parallel_analysis_start_components"])
+        return plan_fit(
+            n, shape[1] if vectors else None, kernel, dtype=dtype,
+            n_components=self.n_components,
+            k=self._n_requested(n) if k is None else k, eigen_solver=self.eigen_solver,
+            precision=self.precision, memory_limit=self.memory_limit, center=self.center,
+            n_jobs=self.n_jobs, precomputed=self._is_precomputed(),
+            sparse=sp.issparse(X), distributed=is_dask_collection(X),
+            primal=self._primal_allowed(), partial_storage=self._partial_storage,
+            device=None if xp is None else str(X.device),
+            device_memory=None if xp is None or parse_memory(self.memory_limit) is not None
+            else device_memory_limit(X))
+
     def _fit(self, X) -> Any:
         if self.fit_inverse_transform and self._is_precomputed():
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")

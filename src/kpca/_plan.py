@@ -161,10 +161,16 @@ class FitPlan:
     time_class: str = field(init=False)
     #: peak bytes the fit's K, operator and solver hold (the input not counted)
     peak_bytes: int = field(init=False)
+    #: why a fit cannot run this plan (the error it raises), or None
+    infeasible: str | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
-        for name, value in _derive(self).items():
+        try:
+            derived = _derive(self)
+        except ValueError as exc:  # plan_fit raises it; a replace() keeps the message
+            derived = dict(_UNDERIVED, infeasible=str(exc))
+        for name, value in derived.items():
             object.__setattr__(self, name, value)
 
     @property
@@ -201,12 +207,7 @@ class FitPlan:
                      None: "drawn by the solver"}[self.start]
             lines.append(f"  block:        {self.block} columns, basis of {self.basis}; "
                          f"start: {start}")
-        if self.passes is not None:
-            lines.append(f"  passes:       {self.passes} over K (construction included; "
-                         f"a conservative bound), each kernel value evaluated "
-                         f"{self.evaluations} time(s)")
-        elif self.solver != "primal":
-            lines.append("  passes:       not modelled (until the residuals meet tol)")
+        lines.append(f"  passes:       {self._passes_text()}")
         flops = "" if self.flops is None else f"~{self.flops:.3g} flops, "
         lines.append(f"  time class:   {flops}{self.time_class}")
         where = "device memory" if self.device else "memory"
@@ -216,6 +217,38 @@ class FitPlan:
 
     def __str__(self) -> str:
         return self.describe()
+
+    def decisions(self) -> dict[str, Any]:
+        """What the plan decided, as plain values (JSON-ready): ``kpca plan --json``."""
+        return {
+            "n_samples": self.n, "n_features": self.n_features, "k": self.k,
+            "fraction": self.fraction, "kernel": getattr(self.kernel, "name", None),
+            "solver": self.solver, "auto": self.auto, "solver_reason": self.solver_reason,
+            "storage": self.storage, "device": self.device, "dtype": self.dtype.name,
+            "provisional": self.provisional, "precision_reason": self.precision_reason,
+            "block": self.block, "basis": self.basis, "start": self.start,
+            "landmarks": self.landmarks, "passes": self.passes,
+            "evaluations": self.evaluations,
+            "flops": None if self.flops is None else float(self.flops),
+            "time_class": self.time_class, "peak_bytes": self.peak_bytes,
+            "budget": self.budget,
+        }
+
+    def _passes_text(self) -> str:
+        if self.solver == "primal":
+            return "none over K (one over the data)"
+        if self.passes is None:
+            return "not modelled (the solver stops when its residuals meet tol)"
+        if self.solver == "dense":
+            return "1 (building K), then LAPACK"
+        evals = ("each kernel value computed once" if self.evaluations == 1 else
+                 "each kernel value computed again on each pass")
+        if self.solver == "arpack":
+            return (f"1 (building K), then at most ~{self.passes - 1} products with one "
+                    f"vector (the cost model's conservative bound); {evals}")
+        return (f"at most ~{self.passes}: 1 building the row sums (and the start's "
+                f"product), then {self.passes - 1} block Lanczos passes (the cost model's "
+                f"conservative bound); {evals}")
 
     def _storage_text(self) -> str:
         size = format_bytes(self.n * self.n * self.dtype.itemsize)
@@ -329,8 +362,9 @@ def plan_fit(
                             if dt == np.float64 else "precision='float32' was given")
         reason = why
         if device is None:
-            return FitPlan(**common, solver=solver, dtype=dt, dense_fits=dense_fits,
-                           solver_reason=why, precision_reason=precision_reason)
+            return _feasible(FitPlan(**common, solver=solver, dtype=dt,
+                                     dense_fits=dense_fits, solver_reason=why,
+                                     precision_reason=precision_reason))
         # as the host plan: the device keeps this precision and runs block Lanczos
     else:
         dt, precision_reason, provisional = _precision(precision, dtype, n, float32_error,
@@ -371,9 +405,16 @@ def plan_fit(
             reason += "; K does not fit device memory: block Lanczos"
             solver = "krylov"
         common["budget"] = budget
-    return FitPlan(**common, solver=solver, dtype=dt, dense_fits=dense_fits,
-                   solver_reason=reason, precision_reason=precision_reason,
-                   provisional=provisional, device=device, costs=costs)
+    return _feasible(FitPlan(**common, solver=solver, dtype=dt, dense_fits=dense_fits,
+                             solver_reason=reason, precision_reason=precision_reason,
+                             provisional=provisional, device=device, costs=costs))
+
+
+def _feasible(plan: FitPlan) -> FitPlan:
+    """The plan, or the ValueError a fit of it would raise (memory)."""
+    if plan.infeasible is not None:
+        raise ValueError(plan.infeasible)
+    return plan
 
 
 def _precision(precision: str, dtype: Any, n: int, float32_error: Any, precomputed: bool
@@ -474,6 +515,13 @@ def _with_numeric_gamma(kernel: Kernel) -> Kernel:
     return type(kernel)(**params)
 
 
+#: the derived fields of a plan no fit can run
+_UNDERIVED: dict[str, Any] = dict(
+    storage="none", tiles=None, kernel_budget=None, cheap_pass=False, block=None,
+    basis=None, start=None, landmarks=None, passes=None, evaluations=None, flops=None,
+    time_class="none: the fit cannot run", peak_bytes=0)
+
+
 def _derive(p: FitPlan) -> dict[str, Any]:
     """The fields a plan derives from its decisions: where K lives (and the memory
     errors a fit raises), the block and start, passes, cost and peak memory."""
@@ -492,10 +540,11 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         d = p.n_features or 1
         dim = feature_dimension(_with_numeric_gamma(p.kernel), d) or d
         degree = max(1, int(getattr(p.kernel, "degree", 1)))
-        return dict(out, storage="features", passes=None, evaluations=0,
+        return dict(out, storage="features", passes=None, evaluations=0, infeasible=None,
                     flops=primal_flops(n, dim, k, degree),
                     time_class=f"O(n p^2): the covariance of p={dim} features",
-                    peak_bytes=8 * (n * dim + 2 * dim * dim))
+                    # the features, their centred copy and products, the covariance
+                    peak_bytes=8 * (3 * n * dim + 2 * dim * dim) + _result_bytes(n, k))
 
     def krylov_start(stored: bool, probe: bool = True) -> None:
         """Block, basis and start as ``KernelPCA._kernel_operator`` builds them: the
@@ -519,7 +568,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         storage = "stored" if stored else "matrix-free"
         krylov_start(stored)
         solver_bytes = workspace_bytes(p.solver, n, k, cheap_pass=stored)
-        peak = (K if stored else 0) + solver_bytes
+        peak = (K if stored else 0) + solver_bytes + _result_bytes(n, k)
     elif p.precomputed or p.solver == "dense" or (p.solver == "arpack" and p.dense_fits):
         # ARPACK's single-vector products are cheapest on one contiguous matrix
         if K > p.budget and not p.precomputed:
@@ -531,14 +580,20 @@ def _derive(p: FitPlan) -> dict[str, Any]:
             )
         storage, stored = "dense", True
         krylov_start(True, probe=False)
+        kk = n if p.fraction is not None else k
         if p.precomputed:
-            K = 2 * n * n * 8  # the user's matrix, copied, and K.T's copy to symmetrise
-        peak = K + (workspace_bytes(p.solver, n, k) if p.solver != "dense"
-                    else _lapack_bytes(n, n if p.fraction is not None else k, itemsize))
+            K = n * n * 8
+        peak = K + (_arpack_bytes(n, k) if p.solver == "arpack" else
+                    workspace_bytes(p.solver, n, k) if p.solver != "dense"
+                    else _lapack_bytes(n, kk, itemsize)) + _result_bytes(n, kk)
+        if p.precomputed:
+            # the user's matrix copied, beside the temporaries of its symmetry check
+            # (three n x n arrays of float64 and two of booleans) and of K += K.T
+            peak = max(peak, 4 * n * n * 8 + 2 * n * n)
     elif p.distributed:
         storage, stored = "distributed", False
         krylov_start(False, probe=False)
-        peak = workspace_bytes(p.solver, n, k)
+        peak = workspace_bytes(p.solver, n, k) + _result_bytes(n, k)
     else:
         # the budget covers the solver's float64 workspace too, not only K; a pass
         # over a fully stored K is cheap, so block Lanczos then takes narrow blocks
@@ -559,13 +614,13 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         stored = tiles.n_keep == tiles.n_tiles
         storage = ("stored" if stored else "matrix-free" if tiles.n_keep == 0
                    else "partial")
-        peak = tiles.nbytes + solver_bytes
+        peak = tiles.nbytes + solver_bytes + _result_bytes(n, k)
         if out["start"] is not None:
             # the start block rides on the construction pass with the row sums
             peak += 8 * n * (out["block"] + 1)
     kept = 1.0 if stored else (out["tiles"].fraction_stored if out["tiles"] else 0.0)
     out.update(_passes_and_flops(p, out, kept, eval_flops, evaluation, threads))
-    out.update(storage=storage, peak_bytes=int(peak))
+    out.update(storage=storage, peak_bytes=int(peak), infeasible=None)
     return out
 
 
@@ -610,3 +665,16 @@ def _lapack_bytes(n: int, k: int, itemsize: int) -> int:
     if k >= n:
         return itemsize * (n * n + 1 + 6 * n + 2 * n * n)
     return itemsize * (n * k + 26 * n) + 4 * 10 * n + 8 * n
+
+
+def _result_bytes(n: int, k: int) -> int:
+    """The solve's result: its float64 vectors, :func:`kpca.solvers.finalize`'s
+    reordered copy and the output dtype's copy."""
+    return 3 * 8 * n * k
+
+
+def _arpack_bytes(n: int, k: int) -> int:
+    """ARPACK's basis of ``ncv = max(2k + 1, 20)`` vectors and its work vectors, with
+    the wrapper's copies (the budget's rule, :func:`kpca.solvers.workspace_bytes`,
+    counts ``2k + 1``)."""
+    return 2 * 8 * n * (max(2 * k + 1, 20) + 8)

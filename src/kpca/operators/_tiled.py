@@ -103,6 +103,8 @@ class TileLayout:
     workspace: int
     #: bytes of one (full) tile
     tile_bytes: int
+    #: bytes of the kept tiles (those at the last rows and columns are smaller)
+    stored_bytes: int = 0
 
     @property
     def fraction_stored(self) -> float:
@@ -111,7 +113,7 @@ class TileLayout:
     @property
     def nbytes(self) -> int:
         """Bytes the operator holds at most: kept tiles and the workers' temporaries."""
-        return self.n_keep * self.tile_bytes + self.workspace
+        return self.stored_bytes + self.workspace
 
 
 def tile_layout(n: int, itemsize: int, memory_limit: int | None = None,
@@ -143,7 +145,26 @@ def tile_layout(n: int, itemsize: int, memory_limit: int | None = None,
             )
     if not partial and n_keep < n_tiles:
         n_keep = 0
-    return TileLayout(side, n_tiles, min(n_keep, n_tiles), workers, workspace, tile_bytes)
+    n_keep = min(n_keep, n_tiles)
+    return TileLayout(side, n_tiles, n_keep, workers, workspace, tile_bytes,
+                      _kept_bytes(n, side, n_keep, itemsize))
+
+
+def _kept_bytes(n: int, side: int, n_keep: int, itemsize: int) -> int:
+    """Bytes of the first ``n_keep`` lower-triangular tiles, in the operator's order
+    (row of tiles ``i``, then column ``j <= i``)."""
+    if n_keep <= 0:
+        return 0
+    sizes = [min(side, n - s) for s in range(0, n, side)]
+    total, t = 0, 0
+    for i, si in enumerate(sizes):
+        row = si * sum(sizes[: i + 1])
+        if t + i + 1 <= n_keep:  # the whole row of tiles is kept
+            total, t = total + row, t + i + 1
+            continue
+        total += si * sum(sizes[: n_keep - t])
+        break
+    return total * itemsize
 
 
 def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
