@@ -337,6 +337,22 @@ def test_memory_errors_come_from_the_plan():
         assert str(planned.value) == str(fitted.value)
 
 
+def test_device_memory_errors_come_from_the_plan():
+    """On a device the dense solver gets half the budget: the same check, one message
+    for the plan and the fit."""
+    torch = pytest.importorskip("torch")
+    X = torch.as_tensor(_rows(1000, 3))
+    est = KernelPCA(5, kernel="rbf", eigen_solver="dense", memory_limit="4MB")
+    with pytest.raises(ValueError, match="in device memory") as planned:
+        est.plan(X)
+    with pytest.raises(ValueError, match="in device memory") as fitted:
+        est.fit(X)
+    assert str(planned.value) == str(fitted.value)
+    # under 'auto' the same budget gives block Lanczos instead
+    auto = KernelPCA(5, kernel="rbf", memory_limit="4MB").plan(X)
+    assert auto.solver == "krylov" and auto.storage == "matrix-free"
+
+
 # ------------------------------------------------------------- peak memory
 @pytest.mark.parametrize("X, params", [
     (_rows(1500), dict(n_components=64, kernel="rbf", gamma=0.2)),

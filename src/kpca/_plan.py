@@ -246,9 +246,10 @@ class FitPlan:
         if self.solver == "arpack":
             return (f"1 (building K), then at most ~{self.passes - 1} products with one "
                     f"vector (the cost model's conservative bound); {evals}")
-        return (f"at most ~{self.passes}: 1 building the row sums (and the start's "
-                f"product), then {self.passes - 1} block Lanczos passes (the cost model's "
-                f"conservative bound); {evals}")
+        start = " (and the start's product)" if self.start else ""
+        return (f"at most ~{self.passes}: 1 building the row sums{start}, then "
+                f"{self.passes - 1} block Lanczos passes (the cost model's conservative "
+                f"bound); {evals}")
 
     def _storage_text(self) -> str:
         size = format_bytes(self.n * self.n * self.dtype.itemsize)
@@ -370,23 +371,8 @@ def plan_fit(
         dt, precision_reason, provisional = _precision(precision, dtype, n, float32_error,
                                                        precomputed)
         dense_fits = precomputed or n * n * dt.itemsize <= budget
-        solver, costs = eigen_solver, {}
-    if why:
-        pass
-    elif not auto:
-        reason = f"eigen_solver={eigen_solver!r} was given"
-    elif fraction is not None:
-        solver, reason, costs = _fraction_solver(n, dt.itemsize, dense_fits)
-    else:
-        # strings and precomputed kernels have no feature count
-        rank = (kernel.rank_bound(n_features) if getattr(kernel, "requires_vectors", True)
-                and n_features is not None and not precomputed else None)
-        solver, reason, costs = explain_choice(n, k, dense_fits=dense_fits, rank=rank,
-                                               itemsize=dt.itemsize)
-        if not dense_fits:
-            reason = (f"the {n:,} x {n:,} kernel matrix "
-                      f"({format_bytes(n * n * dt.itemsize)}) does not fit memory_limit "
-                      f"({format_bytes(budget)}): block Lanczos, matrix-free")
+        solver, reason, costs = _choose(n, k, n_features, kernel, eigen_solver, fraction,
+                                        precomputed, dense_fits, dt.itemsize, budget)
     if device is not None:
         # on the device the budget is device memory; ARPACK and the randomized
         # solver are host algorithms: block Lanczos serves them there
@@ -395,13 +381,7 @@ def plan_fit(
         if solver not in ("dense", "krylov"):
             reason += f"; {solver} is a host algorithm: block Lanczos runs on the device"
             solver = "krylov"
-        if solver == "dense" and not dense_fits:
-            if not auto:
-                raise ValueError(
-                    f"eigen_solver='dense' needs the whole {n}x{n} kernel "
-                    f"matrix in device memory ({format_bytes(n**2 * dt.itemsize)}"
-                    f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
-                    "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
+        if solver == "dense" and not dense_fits and auto:  # given: the plan refuses it
             reason += "; K does not fit device memory: block Lanczos"
             solver = "krylov"
         common["budget"] = budget
@@ -415,6 +395,27 @@ def _feasible(plan: FitPlan) -> FitPlan:
     if plan.infeasible is not None:
         raise ValueError(plan.infeasible)
     return plan
+
+
+def _choose(n: int, k: int, n_features: int | None, kernel: Kernel, eigen_solver: str,
+            fraction: float | None, precomputed: bool, dense_fits: bool, itemsize: int,
+            budget: int) -> tuple[str, str, dict[str, float]]:
+    """The solver of a dual fit, why, and the costs compared (``eigen_solver='auto'``:
+    the fraction rule or :func:`kpca.solvers.explain_choice`)."""
+    if eigen_solver != "auto":
+        return eigen_solver, f"eigen_solver={eigen_solver!r} was given", {}
+    if fraction is not None:
+        return _fraction_solver(n, itemsize, dense_fits)
+    # strings and precomputed kernels have no feature count
+    rank = (kernel.rank_bound(n_features) if getattr(kernel, "requires_vectors", True)
+            and n_features is not None and not precomputed else None)
+    solver, reason, costs = explain_choice(n, k, dense_fits=dense_fits, rank=rank,
+                                           itemsize=itemsize)
+    if not dense_fits:
+        reason = (f"the {n:,} x {n:,} kernel matrix ({format_bytes(n * n * itemsize)}) "
+                  f"does not fit memory_limit ({format_bytes(budget)}): block Lanczos, "
+                  "matrix-free")
+    return solver, reason, costs
 
 
 def _precision(precision: str, dtype: Any, n: int, float32_error: Any, precomputed: bool
@@ -560,11 +561,13 @@ def _derive(p: FitPlan) -> dict[str, Any]:
                 out["landmarks"] = start_landmarks(n, stored, rank)
         else:
             b = krylov_block_size(k)  # the solver's own default block
-        if p.solver == "krylov":
+        if p.solver == "krylov" and p.fraction is None:  # a fraction: k grows by rounds
             out["block"], out["basis"] = b, krylov_basis_size(k, b)
 
     if p.device is not None:
         stored = DeviceKernelOperator.stores(n, p.dtype, p.budget)
+        if p.solver == "dense" and not stored:  # the device's half of its budget
+            raise ValueError(_dense_refused(n, K, p.budget // 2, device=True))
         storage = "stored" if stored else "matrix-free"
         krylov_start(stored)
         solver_bytes = workspace_bytes(p.solver, n, k, cheap_pass=stored)
@@ -572,12 +575,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
     elif p.precomputed or p.solver == "dense" or (p.solver == "arpack" and p.dense_fits):
         # ARPACK's single-vector products are cheapest on one contiguous matrix
         if K > p.budget and not p.precomputed:
-            raise ValueError(
-                f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
-                f"({format_bytes(K)}) but memory_limit allows "
-                f"{format_bytes(p.budget)}; use eigen_solver='krylov' (matrix-free) "
-                "or raise memory_limit."
-            )
+            raise ValueError(_dense_refused(n, K, p.budget, device=False))
         storage, stored = "dense", True
         krylov_start(True, probe=False)
         kk = n if p.fraction is not None else k
@@ -678,3 +676,12 @@ def _arpack_bytes(n: int, k: int) -> int:
     the wrapper's copies (the budget's rule, :func:`kpca.solvers.workspace_bytes`,
     counts ``2k + 1``)."""
     return 2 * 8 * n * (max(2 * k + 1, 20) + 8)
+
+
+def _dense_refused(n: int, size: int, allowed: int, device: bool) -> str:
+    """The error of a dense solve whose ``n x n`` matrix (``size`` bytes) exceeds the
+    ``allowed`` bytes, on the host or in device memory."""
+    where, share = (" in device memory", " for it") if device else ("", "")
+    return (f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix{where} "
+            f"({format_bytes(size)}) but memory_limit allows {format_bytes(allowed)}"
+            f"{share}; use eigen_solver='krylov' (matrix-free) or raise memory_limit.")
