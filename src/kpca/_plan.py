@@ -37,29 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from . import solvers
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from .kernels import Kernel, feature_dimension
 from .operators import TileLayout, storage_dtype, tile_layout
 from .operators._device import DeviceKernelOperator
-from .solvers import (
-    arpack_flops,
-    arpack_products,
-    dense_flops,
-    dense_threads,
-    explain_choice,
-    kernel_value_flops,
-    krylov_basis_size,
-    krylov_block_size,
-    krylov_flops,
-    krylov_pass_flops,
-    krylov_passes,
-    machine_threads,
-    primal_flops,
-    solver_flops,
-    start_landmarks,
-    workspace_bytes,
-)
 
 __all__ = ["FitPlan", "is_fraction", "plan_fit", "requested_components"]
 
@@ -409,7 +392,7 @@ def _choose(n: int, k: int, n_features: int | None, kernel: Kernel, eigen_solver
     # strings and precomputed kernels have no feature count
     rank = (kernel.rank_bound(n_features) if getattr(kernel, "requires_vectors", True)
             and n_features is not None and not precomputed else None)
-    solver, reason, costs = explain_choice(n, k, dense_fits=dense_fits, rank=rank,
+    solver, reason, costs = solvers.explain_choice(n, k, dense_fits=dense_fits, rank=rank,
                                            itemsize=itemsize)
     if not dense_fits:
         reason = (f"the {n:,} x {n:,} kernel matrix ({format_bytes(n * n * itemsize)}) "
@@ -460,10 +443,11 @@ def _fraction_solver(n: int, itemsize: int, dense_fits: bool
     whole spectrum) where it costs no more than block Lanczos for 16, 32 and 64
     components (the growing k of ``KernelPCA._decompose_fraction``), block Lanczos
     beyond."""
-    threads = machine_threads()
-    iterative = sum(krylov_flops(n, kk, itemsize, threads=threads) for kk in (16, 32, 64))
-    dense = dense_flops(n, n, itemsize, threads=threads) + (
-        4.0 * n**3 / dense_threads(n, threads))
+    threads = solvers.machine_threads()
+    iterative = sum(solvers.krylov_flops(n, kk, itemsize, threads=threads)
+                    for kk in (16, 32, 64))
+    dense = solvers.dense_flops(n, n, itemsize, threads=threads) + (
+        4.0 * n**3 / solvers.dense_threads(n, threads))
     costs = {"dense": dense, "krylov": iterative}
     if not dense_fits:
         return ("krylov", "a variance fraction and K does not fit memory_limit: block "
@@ -493,10 +477,10 @@ def _primal_pays(n: int, d: int | None, kernel: Kernel, k: int, n_components: An
         return ""
     degree = max(1, int(getattr(kernel, "degree", 1)))
     # the dual route builds K (n^2 / 2 kernel values) and then solves
-    threads = machine_threads()
-    dual = 0.5 * n * n * kernel_value_flops(kernel, d) / threads + min(
-        solver_flops(n, k, threads=threads).values())
-    primal = primal_flops(n, p, k, degree)
+    threads = solvers.machine_threads()
+    dual = 0.5 * n * n * solvers.kernel_value_flops(kernel, d) / threads + min(
+        solvers.solver_flops(n, k, threads=threads).values())
+    primal = solvers.primal_flops(n, p, k, degree)
     if primal > dual:
         return ""
     return (f"an explicit feature map of dimension p={p} (<= primal_max_features): its "
@@ -531,8 +515,8 @@ def _derive(p: FitPlan) -> dict[str, Any]:
                                cheap_pass=False,
                                start=None, landmarks=None, passes=None, evaluations=None,
                                flops=None)
-    threads = machine_threads()
-    eval_flops = kernel_value_flops(p.kernel, p.n_features)
+    threads = solvers.machine_threads()
+    eval_flops = solvers.kernel_value_flops(p.kernel, p.n_features)
     evaluation = 0.0 if p.precomputed else 0.5 * n * n * eval_flops / threads
     K = n * n * itemsize
     vectors = p.kernel is not None and getattr(p.kernel, "requires_vectors", True) and (
@@ -542,7 +526,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         dim = feature_dimension(_with_numeric_gamma(p.kernel), d) or d
         degree = max(1, int(getattr(p.kernel, "degree", 1)))
         return dict(out, storage="features", passes=None, evaluations=0, infeasible=None,
-                    flops=primal_flops(n, dim, k, degree),
+                    flops=solvers.primal_flops(n, dim, k, degree),
                     time_class=f"O(n p^2): the covariance of p={dim} features",
                     # the features, their centred copy and products, the covariance
                     peak_bytes=8 * (3 * n * dim + 2 * dim * dim) + _result_bytes(n, k))
@@ -552,17 +536,17 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         Nystrom (or random) start rides on the construction pass when it helps (an
         operator with a construction pass: ``probe``)."""
         out["cheap_pass"] = stored
-        b = krylov_block_size(k, cheap_pass=stored, n=n)
+        b = solvers.krylov_block_size(k, cheap_pass=stored, n=n)
         if (probe and p.solver == "krylov" and p.fraction is None
-                and krylov_basis_size(k, b) < n // 2):
+                and solvers.krylov_basis_size(k, b) < n // 2):
             out["start"] = "nystrom" if vectors else "random"
             if vectors:
                 rank = p.kernel.rank_bound(p.n_features) if p.n_features else None
-                out["landmarks"] = start_landmarks(n, stored, rank)
+                out["landmarks"] = solvers.start_landmarks(n, stored, rank)
         else:
-            b = krylov_block_size(k)  # the solver's own default block
+            b = solvers.krylov_block_size(k)  # the solver's own default block
         if p.solver == "krylov" and p.fraction is None:  # a fraction: k grows by rounds
-            out["block"], out["basis"] = b, krylov_basis_size(k, b)
+            out["block"], out["basis"] = b, solvers.krylov_basis_size(k, b)
 
     if p.device is not None:
         stored = DeviceKernelOperator.stores(n, p.dtype, p.budget)
@@ -570,7 +554,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
             raise ValueError(_dense_refused(n, K, p.budget // 2, device=True))
         storage = "stored" if stored else "matrix-free"
         krylov_start(stored)
-        solver_bytes = workspace_bytes(p.solver, n, k, cheap_pass=stored)
+        solver_bytes = solvers.workspace_bytes(p.solver, n, k, cheap_pass=stored)
         peak = (K if stored else 0) + solver_bytes + _result_bytes(n, k)
     elif p.precomputed or p.solver == "dense" or (p.solver == "arpack" and p.dense_fits):
         # ARPACK's single-vector products are cheapest on one contiguous matrix
@@ -582,7 +566,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         if p.precomputed:
             K = n * n * 8
         peak = K + (_arpack_bytes(n, k) if p.solver == "arpack" else
-                    workspace_bytes(p.solver, n, k) if p.solver != "dense"
+                    solvers.workspace_bytes(p.solver, n, k) if p.solver != "dense"
                     else _lapack_bytes(n, kk, itemsize)) + _result_bytes(n, kk)
         if p.precomputed:
             # the user's matrix copied, beside the temporaries of its symmetry check
@@ -591,12 +575,12 @@ def _derive(p: FitPlan) -> dict[str, Any]:
     elif p.distributed:
         storage, stored = "distributed", False
         krylov_start(False, probe=False)
-        peak = workspace_bytes(p.solver, n, k) + _result_bytes(n, k)
+        peak = solvers.workspace_bytes(p.solver, n, k) + _result_bytes(n, k)
     else:
         # the budget covers the solver's float64 workspace too, not only K; a pass
         # over a fully stored K is cheap, so block Lanczos then takes narrow blocks
-        stored = K <= p.budget - workspace_bytes(p.solver, n, k, cheap_pass=True)
-        solver_bytes = workspace_bytes(p.solver, n, k, cheap_pass=stored)
+        stored = K <= p.budget - solvers.workspace_bytes(p.solver, n, k, cheap_pass=True)
+        solver_bytes = solvers.workspace_bytes(p.solver, n, k, cheap_pass=stored)
         kernel_budget = p.budget - solver_bytes
         if kernel_budget < solver_bytes // 4:
             raise ValueError(
@@ -629,22 +613,23 @@ def _passes_and_flops(p: FitPlan, out: dict, kept: float, eval_flops: float,
     if p.solver == "dense":
         kk = n if p.fraction is not None else k
         return dict(passes=1, evaluations=1,
-                    flops=evaluation + dense_flops(n, kk, itemsize, threads=threads),
+                    flops=evaluation + solvers.dense_flops(n, kk, itemsize, threads=threads),
                     time_class="O(n^3): a dense eigendecomposition")
     if p.fraction is not None:
         return dict(passes=None, evaluations=None, flops=None,
                     time_class="O(passes n^2 b) per k = 16, 32, 64, ... until the "
                     "variance fraction is reached")
     if p.solver == "arpack":
-        products = arpack_products(k)
+        products = solvers.arpack_products(k)
         evals = 1 if kept >= 1.0 else 1 + products
         return dict(passes=1 + products, evaluations=evals,
-                    flops=evaluation * evals + arpack_flops(n, k, itemsize),
+                    flops=evaluation * evals + solvers.arpack_flops(n, k, itemsize),
                     time_class=f"O(products n^2): about {products} matrix-vector products")
     if p.solver == "krylov":
         b, m = out["block"], out["basis"]
-        solver_passes = krylov_passes(k, b)
-        per_pass = krylov_pass_flops(n, k, b, m, itemsize, eval_flops, kept, threads=threads)
+        solver_passes = solvers.krylov_passes(k, b)
+        per_pass = solvers.krylov_pass_flops(n, k, b, m, itemsize, eval_flops, kept,
+                                             threads=threads)
         evals = 1 if kept >= 1.0 else 1 + solver_passes
         return dict(passes=1 + solver_passes, evaluations=evals,
                     flops=evaluation + solver_passes * per_pass,
