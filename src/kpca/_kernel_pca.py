@@ -31,9 +31,9 @@ from ._array_api import (
     refuse_device,
     to_host,
 )
-from ._base import N_COMPONENTS, BaseKernelPCA, is_fraction
+from ._base import N_COMPONENTS, BaseKernelPCA
 from ._config import get_config
-from ._memory import format_bytes, parse_memory
+from ._memory import parse_memory
 from ._parallel import blas_threads, call_threads, job_threads
 from ._parallel_analysis import (
     ParallelAnalysis,
@@ -43,7 +43,7 @@ from ._parallel_analysis import (
     permutation_rng,
     permute_columns,
 )
-from ._plan import FitPlan, plan_fit, requested_components
+from ._plan import FitPlan, on_device, plan_fit, requested_components
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -761,26 +761,13 @@ class KernelPCA(BaseKernelPCA):
         with blas_threads(1 if tiled else local):
             return self._decompose_planned(X, plan, rng)
 
-    def _device_plan(self, plan: _Plan, device: Any) -> _Plan:
+    def _device_plan(self, plan: FitPlan, device: Any) -> FitPlan:
         """``plan`` for the rows ``device`` (an Array API array): the operator and the
-        solver run on its device."""
-        # on the device the budget is device memory; ARPACK and the randomized
-        # solver are host algorithms: block Lanczos serves them there
-        limit = parse_memory(self.memory_limit)
-        budget = limit if limit is not None else device_memory_limit(device)
-        budget = plan.budget if budget is None else budget
-        dense_fits = plan.n * plan.n * plan.dtype.itemsize <= budget // 2
-        solver = plan.solver if plan.solver in ("dense", "krylov") else "krylov"
-        if solver == "dense" and not dense_fits:
-            if not plan.auto:
-                raise ValueError(
-                    f"eigen_solver='dense' needs the whole {plan.n}x{plan.n} kernel "
-                    f"matrix in device memory ({format_bytes(plan.n**2 * plan.dtype.itemsize)}"
-                    f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
-                    "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
-            solver = "krylov"
-        return replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
-                       solver=solver)
+        solver run on its device (:func:`kpca._plan.on_device`)."""
+        memory = (device_memory_limit(device) if parse_memory(self.memory_limit) is None
+                  else None)
+        return replace(on_device(plan, str(getattr(device, "device", "device")), memory),
+                       device_X=device)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
         if plan.solver == "primal":

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -41,10 +41,9 @@ from . import solvers
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from .kernels import Kernel, feature_dimension
-from .operators import TileLayout, storage_dtype, tile_layout
-from .operators._device import DeviceKernelOperator
+from .operators import DeviceKernelOperator, TileLayout, storage_dtype, tile_layout
 
-__all__ = ["FitPlan", "is_fraction", "plan_fit", "requested_components"]
+__all__ = ["FitPlan", "on_device", "plan_fit", "requested_components"]
 
 #: what each solver is, for people
 _SOLVER_NAMES = {
@@ -57,15 +56,16 @@ _SOLVER_NAMES = {
 }
 
 
-def is_fraction(nc: Any) -> bool:
-    """Whether ``n_components`` is a variance fraction (a float, not an integer)."""
+def _is_fraction(nc: Any) -> bool:
+    """Whether ``n_components`` is a variance fraction (a float, not an integer; the
+    estimators' ``kpca._base.is_fraction``, a layer above)."""
     return isinstance(nc, Real) and not isinstance(nc, Integral)
 
 
 def requested_components(n_components: Any, n: int) -> int:
     """Eigenpairs a fit of ``n`` rows asks for: ``n`` for None, ``'auto'`` and a
     fraction (decided after the spectrum is known), else ``min(n, n_components)``."""
-    if n_components is None or isinstance(n_components, str) or is_fraction(n_components):
+    if n_components is None or isinstance(n_components, str) or _is_fraction(n_components):
         return n
     return min(n, int(n_components))
 
@@ -326,7 +326,7 @@ def plan_fit(
         beyond ``memory_limit``, or a budget below the solver's workspace.
     """
     n = int(n_samples)
-    fraction = float(n_components) if is_fraction(n_components) else None
+    fraction = float(n_components) if _is_fraction(n_components) else None
     k = requested_components(n_components, n) if k is None else min(n, int(k))
     limit = parse_memory(memory_limit)
     budget = default_memory_limit() if limit is None else limit
@@ -344,33 +344,40 @@ def plan_fit(
             "primal", {}
         precision_reason = ("the features' covariance is computed in float64"
                             if dt == np.float64 else "precision='float32' was given")
-        reason = why
-        if device is None:
-            return _feasible(FitPlan(**common, solver=solver, dtype=dt,
-                                     dense_fits=dense_fits, solver_reason=why,
-                                     precision_reason=precision_reason))
-        # as the host plan: the device keeps this precision and runs block Lanczos
+        reason = why  # on a device: this precision, and block Lanczos (on_device)
     else:
         dt, precision_reason, provisional = _precision(precision, dtype, n, float32_error,
                                                        precomputed)
         dense_fits = precomputed or n * n * dt.itemsize <= budget
         solver, reason, costs = _choose(n, k, n_features, kernel, eigen_solver, fraction,
                                         precomputed, dense_fits, dt.itemsize, budget)
-    if device is not None:
-        # on the device the budget is device memory; ARPACK and the randomized
-        # solver are host algorithms: block Lanczos serves them there
-        budget = budget if device_memory is None else int(device_memory)
-        dense_fits = n * n * dt.itemsize <= budget // 2
-        if solver not in ("dense", "krylov"):
-            reason += f"; {solver} is a host algorithm: block Lanczos runs on the device"
-            solver = "krylov"
-        if solver == "dense" and not dense_fits and auto:  # given: the plan refuses it
-            reason += "; K does not fit device memory: block Lanczos"
-            solver = "krylov"
-        common["budget"] = budget
-    return _feasible(FitPlan(**common, solver=solver, dtype=dt, dense_fits=dense_fits,
-                             solver_reason=reason, precision_reason=precision_reason,
-                             provisional=provisional, device=device, costs=costs))
+    host = FitPlan(**common, solver=solver, dtype=dt, dense_fits=dense_fits,
+                   solver_reason=reason, precision_reason=precision_reason,
+                   provisional=provisional, costs=costs)
+    return _feasible(host) if device is None else on_device(host, device, device_memory)
+
+
+def on_device(plan: FitPlan, device: str, device_memory: int | None = None) -> FitPlan:
+    """The host ``plan`` moved to a device (e.g. ``'cuda:0'``): the budget is device
+    memory (``device_memory``; None: the plan's), of which ``K`` may take half; ARPACK
+    and the randomized solver are host algorithms: block Lanczos serves them there, and
+    under 'auto' also a dense solve whose ``K`` does not fit.
+
+    Raises ValueError where the fit would (the dense solver given and ``K`` beyond
+    its half of the budget).
+    """
+    n, itemsize = plan.n, plan.dtype.itemsize
+    budget = plan.budget if device_memory is None else int(device_memory)
+    dense_fits = n * n * itemsize <= budget // 2
+    solver, reason = plan.solver, plan.solver_reason
+    if solver not in ("dense", "krylov"):
+        reason += f"; {solver} is a host algorithm: block Lanczos runs on the device"
+        solver = "krylov"
+    if solver == "dense" and not dense_fits and plan.auto:  # given: the plan refuses it
+        reason += "; K does not fit device memory: block Lanczos"
+        solver = "krylov"
+    return _feasible(replace(plan, budget=budget, dense_fits=dense_fits, solver=solver,
+                             solver_reason=reason, device=device))
 
 
 def _feasible(plan: FitPlan) -> FitPlan:
