@@ -60,8 +60,11 @@ def _round_trip(est, tmp_path):
     save_model(est, path)
     loaded = load_model(path)
     assert type(loaded) is type(est)
-    assert vars(loaded).keys() == vars(est).keys()
-    for name, value in vars(est).items():
+    # what a fit keeps about this machine (KernelPCA.fit_plan_) is not in the file
+    unsaved = set(getattr(type(est), "_unsaved_attributes", ()))
+    kept = {k: v for k, v in vars(est).items() if k not in unsaved}
+    assert vars(loaded).keys() == kept.keys()
+    for name, value in kept.items():
         _assert_same(value, vars(loaded)[name], name)
     return loaded
 

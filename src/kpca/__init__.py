@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from ._incremental import IncrementalKernelPCA
     from ._kernel_pca import KernelPCA
     from ._parallel_analysis import ParallelAnalysis
+    from ._plan import FitPlan, plan_fit
     from ._rows import RowSource
     from .approx import NystromKernelPCA, RandomFeatureKernelPCA
     from .io import load, save
@@ -47,6 +48,8 @@ _WHERE = {
     "SphericalKernelPCA": ".robust",
     "WeightedKernelPCA": ".robust",
     "FittedSubspace": ".subspace",
+    "FitPlan": "._plan",
+    "plan_fit": "._plan",
 }
 _SUBMODULES = ("kernels", "operators", "robust", "solvers")
 
@@ -83,6 +86,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ESTIMATORS",
     "AnovaKernelPCA",
+    "FitPlan",
     "FittedSubspace",
     "IncrementalKernelPCA",
     "KernelPCA",
@@ -97,6 +101,7 @@ __all__ = [
     "config_context",
     "get_config",
     "parallel_analysis",
+    "plan_fit",
     "set_config",
     "kernels",
     "load",

@@ -31,9 +31,9 @@ from ._array_api import (
     refuse_device,
     to_host,
 )
-from ._base import N_COMPONENTS, BaseKernelPCA, is_fraction
+from ._base import N_COMPONENTS, BaseKernelPCA
 from ._config import get_config
-from ._memory import default_memory_limit, format_bytes, parse_memory
+from ._memory import parse_memory
 from ._parallel import blas_threads, call_threads, job_threads
 from ._parallel_analysis import (
     ParallelAnalysis,
@@ -43,6 +43,7 @@ from ._parallel_analysis import (
     permutation_rng,
     permute_columns,
 )
+from ._plan import FitPlan, on_device, plan_fit, requested_components
 from .diagnostics import Influence, norm_floor, od_noise
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -52,7 +53,6 @@ from .kernels import (
     as_strings,
     check_device_kernel,
     explicit_features,
-    feature_dimension,
     make_kernel,
     resolve_gamma,
 )
@@ -65,56 +65,26 @@ from .operators import (
     center,
     float32_eigen_error,
     gram_matrix,
-    storage_dtype,
 )
 from .preimage import PreimageInfo, fit_ridge_preimage, ridge_preimage, score_space_kernel
 from .solvers import (
     SOLVERS,
     EigenResult,
-    choose_solver,
-    dense_flops,
-    dense_threads,
     device_nystrom_start,
     eigsh_top,
     finalize,
-    kernel_value_flops,
-    krylov_basis_size,
-    krylov_block_size,
-    krylov_flops,
     krylov_start,
-    machine_threads,
     nystrom_start,
     primal_eigsh,
-    primal_flops,
-    solver_flops,
     start_landmarks,
-    workspace_bytes,
 )
 from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """What a fit will do: sizes, solver, storage precision and memory budget."""
-
-    kernel: Kernel
-    n: int
-    k: int
-    fraction: float | None
-    solver: str
-    dtype: np.dtype
-    budget: int
-    #: the training data is a dask collection: K @ V runs on the cluster
-    distributed: bool = False
-    #: 'auto' chose the solver: an unconverged iterative solve falls back to dense
-    auto: bool = False
-    #: the whole n x n kernel matrix fits the budget (the dense solver is possible)
-    dense_fits: bool = True
-    #: the training rows as an Array API array on their device (PyTorch, CuPy, ...):
-    #: the kernel operator and the solver's block algebra run there
-    device_X: Any = None
+#: the plan of a fit (kpca._plan.plan_fit): what the operator and the solver are built from
+_Plan = FitPlan
 
 
 @dataclass(frozen=True)
@@ -280,6 +250,11 @@ class KernelPCA(BaseKernelPCA):
         *kpca*: the kernel object with every data-dependent parameter resolved.
     eigen_solver_ : str
         *kpca*: the solver that ran ('auto' resolved).
+    fit_plan_ : kpca.FitPlan
+        *kpca*: the plan the fit ran (:func:`kpca.plan_fit`): the solver and why,
+        stored or matrix-free, precision, block and start, expected passes, modelled
+        cost and peak memory; ``print(model.fit_plan_)`` describes it. Not kept in
+        model files.
     score_distances_, orthogonal_distances_ : ndarray of shape (n_samples,)
         *kpca*: score and orthogonal distances of the training rows.
     sd_cutoff_, od_cutoff_ : float
@@ -367,6 +342,8 @@ class KernelPCA(BaseKernelPCA):
     }
     #: scikit-learn's ``inverse_transform`` is the learned pre-image
     _default_inverse = "ridge"
+    #: the plan describes a fit on this machine: not kept in model files
+    _unsaved_attributes = ("fit_plan_",)
 
     def _make_kernel(self) -> Kernel:
         return make_kernel(
@@ -453,6 +430,65 @@ class KernelPCA(BaseKernelPCA):
         with self._keeping_input_attributes():
             return self._fit(X)
 
+    def plan(self, X: Any, dtype: Any = None) -> FitPlan:
+        """What ``fit(X)`` would do, without fitting: :class:`kpca.FitPlan`.
+
+        Reads only the shape and dtype of ``X`` (no data, no kernel value): the
+        solver and why, stored or matrix-free, precision, block and start, expected
+        passes, modelled cost and peak memory. With ``precision='auto'`` and more
+        than ``float64_max_rows`` float64 rows the precision is provisional (the fit
+        checks float32's accuracy on a subsample). Data-dependent kernel parameters
+        (``gamma='median'``) are left unresolved; no decision depends on their value.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, dask array, RowSource or tuple
+            The training data, or its shape ``(n_samples, n_features)``.
+        dtype : dtype, default=None
+            The data's dtype when ``X`` is a shape (default float64).
+
+        Returns
+        -------
+        FitPlan
+        """
+        from .distributed import is_dask_collection
+
+        self._validate_params()
+        if type(self)._fit is not KernelPCA._fit:
+            raise ValueError(
+                f"{type(self).__name__} fits by its own algorithm (several decompositions): "
+                "plan() describes one kernel PCA fit (KernelPCA, WeightedKernelPCA, "
+                "SphericalKernelPCA).")
+        if isinstance(X, tuple):
+            shape, dtype = tuple(int(s) for s in X), np.dtype(dtype or np.float64)
+        else:
+            shape, dtype = tuple(getattr(X, "shape", np.shape(X))), getattr(X, "dtype", None)
+            dtype = np.dtype(dtype if dtype in (np.float32, np.float64) else np.float64)
+        if not shape or shape[0] < 1:
+            raise ValueError(f"X: expected data with at least one row; got shape {shape}.")
+        kernel = self._make_kernel()
+        n = shape[0]
+        vectors = (len(shape) == 2 and getattr(kernel, "requires_vectors", True)
+                   and not self._is_precomputed())
+        xp = None if isinstance(X, tuple) else device_namespace(X)
+        k = None
+        if self._auto_components():  # the first round of parallel analysis
+            d = shape[1] if vectors else None
+            rank = kernel.rank_bound(d) if d else None
+            k_max = max(1, min(n - 1 if self.center else n, rank if rank else n))
+            k = min(k_max, get_config()["parallel_analysis_start_components"])
+        return plan_fit(
+            n, shape[1] if vectors else None, kernel, dtype=dtype,
+            n_components=self.n_components,
+            k=self._n_requested(n) if k is None else k, eigen_solver=self.eigen_solver,
+            precision=self.precision, memory_limit=self.memory_limit, center=self.center,
+            n_jobs=self.n_jobs, precomputed=self._is_precomputed(),
+            sparse=sp.issparse(X), distributed=is_dask_collection(X),
+            primal=self._primal_allowed(), partial_storage=self._partial_storage,
+            device=None if xp is None else str(X.device),
+            device_memory=None if xp is None or parse_memory(self.memory_limit) is not None
+            else device_memory_limit(X))
+
     def _fit(self, X) -> Any:
         if self.fit_inverse_transform and self._is_precomputed():
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
@@ -522,6 +558,9 @@ class KernelPCA(BaseKernelPCA):
         self.eigenvalues_ = values
         self.eigenvectors_ = vectors
         self.eigen_solver_ = dec.result.solver
+        # the plan that ran, without the device array it held
+        self.fit_plan_ = (dec.plan if dec.plan.device_X is None
+                          else replace(dec.plan, device_X=None))
         self.n_components_ = values.shape[0]
         self.explained_variance_ = (values / self._variance_divisor(n)).astype(values.dtype)
         ratio = values / dec.trace if dec.trace > 0 else np.zeros_like(values)
@@ -646,92 +685,49 @@ class KernelPCA(BaseKernelPCA):
         return isinstance(self.n_components, str) and self.n_components == "auto"
 
     def _n_requested(self, n: int) -> int:
-        nc = self.n_components
-        if nc is None or self._auto_components():
-            return n
-        if not is_fraction(nc):
-            return min(n, int(nc))
-        return n  # fraction: decided after the spectrum is known
-
-    def _storage_dtype(self, X, n: int, kernel: Kernel) -> np.dtype:
-        """:func:`kpca.operators.storage_dtype`; a precomputed matrix stays float64
-        under ``'auto'`` (the user's values are used as given)."""
-        def error() -> float:
-            if self._is_precomputed():
-                return np.inf
-            return float32_eigen_error(kernel, X, center=self.center, random_state=0)
-
-        return storage_dtype(self.precision, X.dtype, n, error)
+        return requested_components(self.n_components, n)
 
     def _plan(self, X, kernel: Kernel, distributed: bool = False,
-              k: int | None = None) -> _Plan:
-        """Resolve n_components, the solver, the storage precision and the budget.
+              k: int | None = None, device: Any = None) -> FitPlan:
+        """The fit's plan (:func:`kpca._plan.plan_fit`): n_components, the solver, the
+        storage precision, the budget, where K lives, the start, passes and memory.
 
         Under ``eigen_solver='auto'`` the solver is the one of least modelled cost
-        (:func:`kpca.solvers.choose_solver`; docs/math.md, "Choosing a solver"): a
-        function of the data's shape, the parameters, the kernel and the configuration
-        only, never of time or load. The memory budget decides whether ``K`` fits.
+        (docs/math.md, "Choosing a solver"): a function of the data's shape, the
+        parameters, the kernel and the configuration only, never of time or load. The
+        only look at the data is the float32 accuracy check of ``precision='auto'``
+        (:func:`kpca.operators.float32_eigen_error`, on a subsample, when needed).
         ``k``: the number of eigenpairs instead of ``n_components``' (what
-        ``n_components='auto'`` asks for).
+        ``n_components='auto'`` asks for). ``device``: the rows as an Array API array
+        (``X`` their host copy): the plan is for its device and memory.
         """
         n = X.shape[0]
-        nc = self.n_components
-        fraction = float(nc) if is_fraction(nc) else None
-        k = self._n_requested(n) if k is None else min(n, k)
-        limit = parse_memory(self.memory_limit)
-        budget = default_memory_limit() if limit is None else limit
-        solver, auto = self.eigen_solver, self.eigen_solver == "auto"
-        if auto and self._primal_pays(X, kernel, n, k, fraction, distributed, budget):
-            # no kernel matrix: the features' covariance, in float64
-            dtype = np.dtype(np.float32 if self.precision == "float32" else np.float64)
-            return _Plan(kernel, n, k, fraction, "primal", dtype, budget, distributed, auto,
-                         n * n * dtype.itemsize <= budget)
-        dtype = self._storage_dtype(X, n, kernel)
-        dense_fits = self._is_precomputed() or n * n * dtype.itemsize <= budget
-        if auto and fraction is not None:
-            # a variance fraction needs an unknown number of components: dense (the
-            # whole spectrum) where it costs no more than block Lanczos for 16, 32 and
-            # 64 components (the growing k of _decompose_fraction), block Lanczos beyond
-            size = dtype.itemsize
-            threads = machine_threads()
-            iterative = sum(krylov_flops(n, kk, size, threads=threads)
-                            for kk in (16, 32, 64))
-            solver = "dense" if dense_fits and dense_flops(n, n, size, threads=threads) + (
-                4.0 * n**3 / dense_threads(n, threads)) <= iterative else "krylov"
-        elif auto:
-            # strings and precomputed kernels have no feature count
-            rank = kernel.rank_bound(X.shape[1]) if kernel.requires_vectors else None
-            solver = choose_solver(n, k, dense_fits=dense_fits, rank=rank,
-                                   itemsize=dtype.itemsize)
-        return _Plan(kernel, n, k, fraction, solver, dtype, budget, distributed, auto, dense_fits)
+        vectors = getattr(X, "ndim", 2) == 2 and getattr(kernel, "requires_vectors", True)
 
-    def _primal_pays(self, X, kernel: Kernel, n: int, k: int, fraction, distributed: bool,
-                     budget: int) -> bool:
-        """Whether the primal route (:func:`kpca.solvers.primal_eigsh`) applies and is
-        modelled cheaper than building ``K`` and solving the dual problem."""
-        if (fraction is not None or distributed or self._is_precomputed()
-                or not isinstance(X, np.ndarray) or X.ndim != 2
-                or not getattr(kernel, "requires_vectors", True)
-                # subclasses that centre or rescale otherwise decompose another operator
-                or type(self)._decompose_planned is not KernelPCA._decompose_planned
-                or type(self)._fit is not KernelPCA._fit
-                or type(self)._center_operator is not KernelPCA._center_operator):
-            return False
-        p = feature_dimension(kernel, X.shape[1])
-        if p is None:
-            return False
-        if self.n_components is None:
-            k = min(k, p)  # zero eigenvalues are dropped: at most p components
-        if p > get_config()["primal_max_features"] or k > p:
-            return False
-        if 8 * (n * p + 2 * p * p) > budget:
-            return False
-        degree = max(1, int(getattr(kernel, "degree", 1)))
-        # the dual route builds K (n^2 / 2 kernel values) and then solves
-        threads = machine_threads()
-        dual = 0.5 * n * n * kernel_value_flops(kernel, X.shape[1]) / threads + min(
-            solver_flops(n, k, threads=threads).values())
-        return primal_flops(n, p, k, degree) <= dual
+        def float32_error() -> float:
+            return float32_eigen_error(kernel, X, center=self.center, random_state=0)
+
+        dev, dev_memory = None, None
+        if device is not None:
+            dev = str(getattr(device, "device", "device"))
+            if parse_memory(self.memory_limit) is None:
+                dev_memory = device_memory_limit(device)
+        return plan_fit(
+            n, X.shape[1] if vectors and not self._is_precomputed() else None, kernel,
+            dtype=X.dtype, n_components=self.n_components,
+            k=self._n_requested(n) if k is None else k, eigen_solver=self.eigen_solver,
+            precision=self.precision, memory_limit=self.memory_limit, center=self.center,
+            n_jobs=self.n_jobs, precomputed=self._is_precomputed(),
+            sparse=not isinstance(X, np.ndarray), distributed=distributed,
+            primal=self._primal_allowed(), partial_storage=self._partial_storage,
+            float32_error=float32_error, device=dev, device_memory=dev_memory)
+
+    def _primal_allowed(self) -> bool:
+        """Whether this estimator may take the primal route: subclasses that centre or
+        rescale otherwise decompose another operator."""
+        return not (type(self)._decompose_planned is not KernelPCA._decompose_planned
+                    or type(self)._fit is not KernelPCA._fit
+                    or type(self)._center_operator is not KernelPCA._center_operator)
 
     def _decompose(self, X, kernel: Kernel, rng, distributed: bool = False,
                    device: Any = None, plan: _Plan | None = None) -> _Decomposition:
@@ -742,9 +738,10 @@ class KernelPCA(BaseKernelPCA):
         made for other rows of the same shape and kernel (the null copies of
         ``n_components='auto'``), instead of planning again.
         """
-        plan = self._plan(X, kernel, distributed) if plan is None else plan
+        if plan is None:
+            plan = self._plan(X, kernel, distributed, device=device)
         if device is not None:
-            return self._decompose_planned(X, self._device_plan(plan, device), rng)
+            return self._decompose_planned(X, replace(plan, device_X=device), rng)
         # a tiled operator's passes run on worker threads (one BLAS thread each); the
         # small products and factorizations between them stay on this thread's one
         # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
@@ -753,7 +750,7 @@ class KernelPCA(BaseKernelPCA):
         # 80 -> 50 ms). The iterative solvers' large block algebra, the Nystrom start's
         # large products and a dense fallback ask for the operator's threads explicitly
         # (KernelOperator.threads).
-        tiled = not (plan.distributed or self._in_process(plan))
+        tiled = not (plan.distributed or plan.in_process)
         # in this process, K's largest BLAS calls (LAPACK's tridiagonal reduction,
         # ARPACK's products) synchronise BLAS's threads once per 2 n^2 flops: threads
         # by that size (kpca._parallel.call_threads), not every core whatever the size;
@@ -764,26 +761,13 @@ class KernelPCA(BaseKernelPCA):
         with blas_threads(1 if tiled else local):
             return self._decompose_planned(X, plan, rng)
 
-    def _device_plan(self, plan: _Plan, device: Any) -> _Plan:
+    def _device_plan(self, plan: FitPlan, device: Any) -> FitPlan:
         """``plan`` for the rows ``device`` (an Array API array): the operator and the
-        solver run on its device."""
-        # on the device the budget is device memory; ARPACK and the randomized
-        # solver are host algorithms: block Lanczos serves them there
-        limit = parse_memory(self.memory_limit)
-        budget = limit if limit is not None else device_memory_limit(device)
-        budget = plan.budget if budget is None else budget
-        dense_fits = plan.n * plan.n * plan.dtype.itemsize <= budget // 2
-        solver = plan.solver if plan.solver in ("dense", "krylov") else "krylov"
-        if solver == "dense" and not dense_fits:
-            if not plan.auto:
-                raise ValueError(
-                    f"eigen_solver='dense' needs the whole {plan.n}x{plan.n} kernel "
-                    f"matrix in device memory ({format_bytes(plan.n**2 * plan.dtype.itemsize)}"
-                    f") but memory_limit allows {format_bytes(budget // 2)} for it; use "
-                    "eigen_solver='krylov' (matrix-free) or raise memory_limit.")
-            solver = "krylov"
-        return replace(plan, device_X=device, budget=budget, dense_fits=dense_fits,
-                       solver=solver)
+        solver run on its device (:func:`kpca._plan.on_device`)."""
+        memory = (device_memory_limit(device) if parse_memory(self.memory_limit) is None
+                  else None)
+        return replace(on_device(plan, str(getattr(device, "device", "device")), memory),
+                       device_X=device)
 
     def _decompose_planned(self, X, plan: _Plan, rng) -> _Decomposition:
         if plan.solver == "primal":
@@ -910,70 +894,33 @@ class KernelPCA(BaseKernelPCA):
         )
         return _Decomposition(final, trace, centering, plan)
 
-    def _in_process(self, plan: _Plan) -> bool:
-        """Whether the fit's operator is one dense matrix in this process (precomputed
-        kernels, the dense solver, ARPACK where K fits), not tiled or distributed."""
-        return self._is_precomputed() or plan.solver == "dense" or (
-            plan.solver == "arpack" and plan.dense_fits)
-
-    def _kernel_operator(self, X, plan: _Plan, rng) -> KernelOperator:
-        """The uncentred kernel matrix of the training data as an operator.
+    def _kernel_operator(self, X, plan: FitPlan, rng) -> KernelOperator:
+        """The uncentred kernel matrix of the training data as the plan lays it out.
 
         Dense (stored, owned by the fit) for precomputed kernels and the dense
-        solver; tiled (stored or matrix-free under the memory budget) otherwise.
+        solver; on a device, or tiled (stored or matrix-free under the memory budget)
+        otherwise. The plan has already refused a budget they cannot run in.
         """
-        n, k = plan.n, plan.k
+        probe = None
+        if plan.start is not None:
+            # the construction pass (row sums for centring) also computes K @ Q0 for
+            # the block Lanczos start, so the solver does not spend a pass on it
+            on = {} if plan.device_X is None else {"device_X": plan.device_X}
+            probe = self._start_block(X, plan.kernel, plan.block, rng,
+                                      cheap_pass=plan.cheap_pass, **on)
         if plan.device_X is not None:
-            # as on the host: the Nystrom start block, multiplied in the construction
-            # pass with the row sums (the device solver then spends no pass on it)
-            xp = device_namespace(plan.device_X)
-            stored = DeviceKernelOperator.stores(n, plan.dtype, plan.budget)
-            b = krylov_block_size(k, cheap_pass=stored, n=n)
-            probe = None
-            if (plan.solver == "krylov" and plan.fraction is None
-                    and krylov_basis_size(k, b) < n // 2):
-                probe = self._start_block(X, plan.kernel, b, rng, cheap_pass=stored,
-                                          device_X=plan.device_X)
-            return DeviceKernelOperator(plan.kernel, plan.device_X, xp, dtype=plan.dtype,
+            return DeviceKernelOperator(plan.kernel, plan.device_X,
+                                        device_namespace(plan.device_X), dtype=plan.dtype,
                                         memory_limit=plan.budget, probe=probe)
-        in_process = self._in_process(plan)
-        if plan.distributed and not in_process:
+        if plan.in_process:
+            return self._dense_operator(X, plan)
+        if plan.distributed:
             from .distributed import DaskKernelOperator
 
             return DaskKernelOperator(plan.kernel, X, dtype=plan.dtype)
-        if in_process:
-            # ARPACK's single-vector products are cheapest on one contiguous matrix
-            need = n * n * plan.dtype.itemsize
-            if need > plan.budget and not self._is_precomputed():
-                raise ValueError(
-                    f"eigen_solver='dense' needs the whole {n}x{n} kernel matrix "
-                    f"({format_bytes(need)}) but memory_limit allows "
-                    f"{format_bytes(plan.budget)}; use eigen_solver='krylov' (matrix-free) "
-                    "or raise memory_limit."
-                )
-            return self._dense_operator(X, plan)
-        # the budget covers the solver's float64 workspace too, not only K; a pass
-        # over a fully stored K is cheap, so block Lanczos then takes narrow blocks
-        stored = n * n * plan.dtype.itemsize <= plan.budget - workspace_bytes(
-            plan.solver, n, k, cheap_pass=True)
-        solver_bytes = workspace_bytes(plan.solver, n, k, cheap_pass=stored)
-        kernel_budget = plan.budget - solver_bytes
-        if kernel_budget < solver_bytes // 4:
-            raise ValueError(
-                f"memory_limit={plan.budget} bytes is too small for n_samples={n}: the "
-                f"{plan.solver} solver alone needs about {solver_bytes} bytes; give at least "
-                f"{solver_bytes + solver_bytes // 4} bytes."
-            )
-        # the construction pass (row sums for centring) also computes K @ Q0 for
-        # the block Lanczos start, so the solver does not spend a pass on it
-        probe = None
-        b = krylov_block_size(k, cheap_pass=stored, n=n)
-        if (plan.solver == "krylov" and plan.fraction is None
-                and krylov_basis_size(k, b) < n // 2):
-            probe = self._start_block(X, plan.kernel, b, rng, cheap_pass=stored)
         return TiledKernelOperator(
-            plan.kernel, X, dtype=plan.dtype, memory_limit=kernel_budget,
-            n_jobs=self.n_jobs, probe=probe, partial=self._partial_storage,
+            plan.kernel, X, dtype=plan.dtype, memory_limit=plan.kernel_budget,
+            n_jobs=plan.n_jobs, probe=probe, partial=plan.partial_storage,
         )
 
     #: keep part of K when not all of it fits the budget. Not for one fit's 3-6 passes:

@@ -180,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "keeps the scaling, and the other commands apply it to their "
                             "input and undo it on their output")
         _add_estimator_options(p)
+    _add_plan_command(command)
     p = command("update", _cmd_update, "add the rows of DATA to a model fitted with "
                 "--estimator incremental, block by block, and save it")
     _add_io(p, output=None, model=True, strings=False)  # incremental: vector kernels only
@@ -314,6 +315,34 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
         kio.write_blocks(args.output, [str(c) for c in est.get_feature_names_out()], X, scores)
     if args.save:
         kio.save_model(est if scaler is None else make_pipeline(scaler, est), args.save)
+    return EXIT_OK
+
+
+def _add_plan_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``kpca plan``: the fit flags, DATA, and --json."""
+    p = command("plan", _cmd_plan, "print what 'kpca fit' would do with DATA and these "
+                "flags, without fitting: which solver runs and why, whether the kernel "
+                "matrix is stored or matrix-free, its precision, the expected passes, the "
+                "modelled cost (flops) and the peak memory. Reads only the shape and dtype "
+                "of DATA (a .npy or Parquet file's header; a CSV file is scanned for its "
+                "rows)")
+    _add_io(p, output=None)
+    p.add_argument("--standardize", action="store_true",
+                   help="accepted as by 'kpca fit' (scaling does not change the plan)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    _add_estimator_options(p)
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    est = _make_estimator(args)
+    if not hasattr(est, "plan"):
+        raise ValueError(f"--estimator {args.estimator} has no fit plan: 'kpca plan' "
+                         "describes the exact fits (--estimator exact, weighted, spherical).")
+    strings = kio.is_string_kernel(getattr(est, "kernel", None))
+    X = (kio.read_data(args.data, strings=True)[0] if strings
+         else kio.read_data(args.data, header=args.header, stream=True)[0])
+    plan = est.plan(X)
+    print(json.dumps(plan.decisions(), indent=2) if args.json else plan.describe())
     return EXIT_OK
 
 

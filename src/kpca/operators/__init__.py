@@ -12,7 +12,7 @@ from ._gram import (
     storage_dtype,
 )
 from ._growing import GrowingGram, NewColumns
-from ._tiled import TiledKernelOperator
+from ._tiled import TiledKernelOperator, TileLayout, tile_layout
 
 __all__ = [
     "CenteredOperator",
@@ -23,6 +23,8 @@ __all__ = [
     "NewColumns",
     "KernelOperator",
     "TiledKernelOperator",
+    "TileLayout",
+    "tile_layout",
     "center",
     "float32_eigen_error",
     "storage_dtype",

@@ -22,6 +22,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -86,6 +87,84 @@ def tile_size(n: int, itemsize: int, memory_limit: int | None = None, workers: i
     if memory_limit is not None:
         side = min(side, int(np.sqrt(memory_limit / (4 * 2 * workers * itemsize))))
     return max(16, min(n, side))
+
+
+@dataclass(frozen=True)
+class TileLayout:
+    """How a :class:`TiledKernelOperator` cuts and keeps ``K`` (what it will hold)."""
+
+    #: tile side and the number of lower-triangular tiles
+    side: int
+    n_tiles: int
+    #: tiles kept (computed once, read by every pass); the others are recomputed
+    n_keep: int
+    #: threads that evaluate tiles, and the bytes of their temporaries
+    workers: int
+    workspace: int
+    #: bytes of one (full) tile
+    tile_bytes: int
+    #: bytes of the kept tiles (those at the last rows and columns are smaller)
+    stored_bytes: int = 0
+
+    @property
+    def fraction_stored(self) -> float:
+        return self.n_keep / self.n_tiles
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the operator holds at most: kept tiles and the workers' temporaries."""
+        return self.stored_bytes + self.workspace
+
+
+def tile_layout(n: int, itemsize: int, memory_limit: int | None = None,
+                n_jobs: int | None = None, *, n_temporaries: int = 0, partial: bool = True,
+                tile: int | None = None) -> TileLayout:
+    """The tiles of an ``n``-row operator under ``memory_limit``: their side
+    (:func:`tile_size`), how many are kept and the workers' workspace; the operator is
+    built by this rule, and a fit's plan (:mod:`kpca._plan`) reads it without building.
+
+    Raises ValueError when ``memory_limit`` is below the workspace of the threads.
+    """
+    cores = n_threads(n_jobs)
+    side = tile or tile_size(n, itemsize, memory_limit, cores)
+    nb = -(-n // side)
+    n_tiles = nb * (nb + 1) // 2
+    # one tile: threads would only add overhead
+    workers = cores if n_tiles > 1 else 1
+    tile_bytes = side * side * itemsize
+    workspace = workers * tile_bytes * (1 + n_temporaries)
+    if memory_limit is None:
+        n_keep = n_tiles
+    else:
+        n_keep = int(max(0, memory_limit - workspace) // max(1, tile_bytes))
+        if memory_limit < workspace:
+            raise ValueError(
+                f"memory_limit={memory_limit} bytes is below the workspace of "
+                f"{workers} thread(s) x one {side}x{side} tile ({workspace} bytes); "
+                "raise memory_limit or lower n_jobs."
+            )
+    if not partial and n_keep < n_tiles:
+        n_keep = 0
+    n_keep = min(n_keep, n_tiles)
+    return TileLayout(side, n_tiles, n_keep, workers, workspace, tile_bytes,
+                      _kept_bytes(n, side, n_keep, itemsize))
+
+
+def _kept_bytes(n: int, side: int, n_keep: int, itemsize: int) -> int:
+    """Bytes of the first ``n_keep`` lower-triangular tiles, in the operator's order
+    (row of tiles ``i``, then column ``j <= i``)."""
+    if n_keep <= 0:
+        return 0
+    sizes = [min(side, n - s) for s in range(0, n, side)]
+    total, t = 0, 0
+    for i, si in enumerate(sizes):
+        row = si * sum(sizes[: i + 1])
+        if t + i + 1 <= n_keep:  # the whole row of tiles is kept
+            total, t = total + row, t + i + 1
+            continue
+        total += si * sum(sizes[: n_keep - t])
+        break
+    return total * itemsize
 
 
 def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndarray,
@@ -243,32 +322,20 @@ class TiledKernelOperator(KernelOperator):
         self.progress = progress
         self.piece = piece or fused_piece(self.dtype.itemsize)
         cores = n_threads(n_jobs)
-        side = tile or tile_size(n, self.dtype.itemsize, memory_limit, cores)
+        lay = tile_layout(n, self.dtype.itemsize, memory_limit, n_jobs,
+                          n_temporaries=kernel.n_temporaries, partial=partial, tile=tile)
+        side = lay.side
         self.bounds = list(range(0, n, side)) + [n]
         nb = len(self.bounds) - 1
         self.tiles = [(i, j) for i in range(nb) for j in range(i + 1)]
         # one tile: threads would only add overhead
-        self.workers = cores if len(self.tiles) > 1 else 1
+        self.workers = lay.workers
         self.threads = cores
         self._prep = kernel.prepare(X, self.dtype)
         self.centering: Centering | None = None
         # centred in each product rather than in the tiles (center_inplace)
         self._deferred = False
-        tile_bytes = side * side * self.dtype.itemsize
-        workspace = self.workers * tile_bytes * (1 + kernel.n_temporaries)
-        if memory_limit is None:
-            n_keep = len(self.tiles)
-        else:
-            n_keep = int(max(0, memory_limit - workspace) // max(1, tile_bytes))
-            if memory_limit < workspace:
-                raise ValueError(
-                    f"memory_limit={memory_limit} bytes is below the workspace of "
-                    f"{self.workers} thread(s) x one {side}x{side} tile ({workspace} bytes); "
-                    "raise memory_limit or lower n_jobs."
-                )
-        if not partial and n_keep < len(self.tiles):
-            n_keep = 0
-        self._keep = set(range(min(n_keep, len(self.tiles))))
+        self._keep = set(range(lay.n_keep))
         self._store: dict[int, np.ndarray] = {}
         self.n_passes = 0
         first = np.ones((n, 1)) if probe is None else np.hstack([np.ones((n, 1)), probe])

@@ -44,6 +44,7 @@ __all__ = [
     "choose_solver",
     "dense_flops",
     "dense_threads",
+    "explain_choice",
     "fallback_passes",
     "kernel_value_flops",
     "machine_threads",
@@ -200,21 +201,38 @@ def choose_solver(n: int, k: int, *, dense_fits: bool = True, rank: int | None =
     ``rank``: a known bound on the kernel matrix's rank (the linear kernel's
     ``n_features``); when ``k < rank <= ncv`` ARPACK's first ``ncv``
     products span the whole range, so it is costed at those (no restart).
+    :func:`explain_choice` gives the same choice with its reason and costs.
     """
+    return explain_choice(n, k, dense_fits=dense_fits, rank=rank, itemsize=itemsize,
+                          threads=threads)[0]
+
+
+def explain_choice(n: int, k: int, *, dense_fits: bool = True, rank: int | None = None,
+                   itemsize: int = 8, threads: int | None = None
+                   ) -> tuple[str, str, dict[str, float]]:
+    """:func:`choose_solver`'s choice, the rule that made it (a sentence) and the
+    modelled flops of each candidate it compared (empty when a rule decided alone)."""
     if not dense_fits:
-        return "krylov"
+        return ("krylov", "the whole kernel matrix does not fit the memory budget: block "
+                "Lanczos, the only exact solver that runs without it", {})
     cfg = get_config()
     if n <= cfg["dense_small_rows"]:
-        return "dense"
+        return ("dense", f"n_samples={n} <= dense_small_rows={cfg['dense_small_rows']}: "
+                "the dense solve is cheap at this size", {})
     threads = machine_threads() if threads is None else threads
     costs = solver_flops(n, k, itemsize, cfg, threads)
     ncv = max(2 * k + 1, 20)
+    note = ""
     if rank is not None and k < rank <= ncv < n:
         # one sweep of ncv products: no restart
         w = blas2_weight(n * n * itemsize, cfg)
         costs["arpack"] = ncv * (2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv)
                                  + cfg["arpack_step_flops"])
-    return min(costs, key=costs.__getitem__)
+        note = f" (the kernel's rank <= {rank}: ARPACK costed at one sweep of {ncv} products)"
+    best = min(costs, key=costs.__getitem__)
+    listed = ", ".join(f"{name} {flops:.3g}" for name, flops in costs.items())
+    return (best, f"least modelled cost in flops on {threads} core(s): {listed}{note}",
+            costs)
 
 
 def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
