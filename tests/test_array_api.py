@@ -11,12 +11,11 @@ on a GPU machine; CI has none).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
 
 import numpy as np
 import pytest
+from _device import NAMESPACES, asarray
 
 import kpca
 from kpca import config_context
@@ -27,26 +26,12 @@ from kpca.operators._device import DeviceKernelOperator
 
 xps = pytest.importorskip("array_api_strict")
 
-NAMESPACES = (["array_api_strict"] + (["torch"] if importlib.util.find_spec("torch") else [])
-              + (["cupy"] if os.environ.get("KPCA_TEST_CUPY") else []))
 TOL = {np.float64: 1e-10, np.float32: 1e-5}
 KERNELS = [("rbf", dict(gamma=0.2)), ("laplacian", dict(gamma=0.1)),
            ("poly", dict(gamma=0.3, degree=2, coef0=1.0)), ("linear", {}),
            ("cosine", {}), ("sigmoid", dict(gamma=0.05, coef0=0.1)),
            ("anova", dict(gamma=0.3, kernel_params={"beta": [0.5, 0.0, 1.0, 0.2, 0.3]}))]
 
-
-def asarray(name, A):
-    if name == "torch":
-        import torch
-
-        return torch.asarray(np.ascontiguousarray(A),
-                             device=os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu"))
-    if name == "cupy":
-        import cupy
-
-        return cupy.asarray(A)
-    return xps.asarray(A)
 
 
 def same_namespace(out, name):

@@ -22,8 +22,6 @@ Tolerances, relative to the largest value compared:
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import warnings
 
 import numpy as np
@@ -36,26 +34,14 @@ from kpca.kernels import make_kernel
 from kpca.preimage import fit_ridge_preimage, fixed_point_preimage, mds_preimage
 
 pytest.importorskip("array_api_compat")
+from _device import NAMESPACES, asarray
+
 xps = pytest.importorskip("array_api_strict")
 
-NAMESPACES = (["array_api_strict"] + (["torch"] if importlib.util.find_spec("torch") else [])
-              + (["cupy"] if os.environ.get("KPCA_TEST_CUPY") else []))
 TOL = {np.float64: 1e-9, np.float32: 1e-4}
 KERNELS = [("rbf", dict(gamma=0.2)), ("poly", dict(gamma=0.3, degree=2, coef0=1.0)),
            ("linear", {})]
 
-
-def asarray(name, A):
-    if name == "torch":
-        import torch
-
-        return torch.asarray(np.ascontiguousarray(A),
-                             device=os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu"))
-    if name == "cupy":
-        import cupy
-
-        return cupy.asarray(A)
-    return xps.asarray(A)
 
 
 def on_device_of(out, like, dtype=None):

@@ -14,12 +14,11 @@ array-api-strict, PyTorch CPU tensors where PyTorch is installed,
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
 
 import numpy as np
 import pytest
+from _device import NAMESPACES, asarray
 
 import kpca
 from kpca._array_api import device_namespace, to_host
@@ -29,8 +28,6 @@ from kpca.operators._device import DeviceKernelOperator
 
 xps = pytest.importorskip("array_api_strict")
 
-NAMESPACES = (["array_api_strict"] + (["torch"] if importlib.util.find_spec("torch") else [])
-              + (["cupy"] if os.environ.get("KPCA_TEST_CUPY") else []))
 TOL = {np.float64: 1e-9, np.float32: 1e-4}
 ESTIMATORS = {
     "spherical": (kpca.SphericalKernelPCA, dict(fit_inverse_transform=True)),
@@ -46,18 +43,6 @@ STORAGE = {
     "auto": {},
 }
 
-
-def asarray(name, A):
-    if name == "torch":
-        import torch
-
-        return torch.asarray(np.ascontiguousarray(A),
-                             device=os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu"))
-    if name == "cupy":
-        import cupy
-
-        return cupy.asarray(A)
-    return xps.asarray(A)
 
 
 def same_namespace(out, name):

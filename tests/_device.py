@@ -1,0 +1,34 @@
+"""The array namespaces the device tests run on, and how they make their arrays.
+
+array-api-strict (the standard's reference: only the standard's operations, installed
+with the test extra), PyTorch CPU tensors where PyTorch is installed, and CuPy arrays
+with ``KPCA_TEST_CUPY=1``. ``KPCA_TEST_TORCH_DEVICE=cuda`` puts the PyTorch tensors on a
+GPU: how the suite runs on a GPU machine (benchmarks/device_check.sh); CI has none.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+
+NAMESPACES = (["array_api_strict"] + (["torch"] if importlib.util.find_spec("torch") else [])
+              + (["cupy"] if os.environ.get("KPCA_TEST_CUPY") else []))
+TORCH_DEVICE = os.environ.get("KPCA_TEST_TORCH_DEVICE", "cpu")
+
+
+def asarray(name: str, A):
+    """``A`` (NumPy) as an array of namespace ``name`` ('torch', 'cupy' or
+    'array_api_strict'), on the test device."""
+    if name == "torch":
+        import torch
+
+        return torch.asarray(np.ascontiguousarray(A), device=TORCH_DEVICE)
+    if name == "cupy":
+        import cupy
+
+        return cupy.asarray(A)
+    import array_api_strict
+
+    return array_api_strict.asarray(A)
