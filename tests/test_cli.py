@@ -343,8 +343,15 @@ def test_help_and_version(capsys):
 
 # ------------------------------------------------------------------------- demo
 def test_demo(capsys, tmp_path):
+    import matplotlib.pyplot as plt
+
     out_dir = tmp_path / "demo"
-    code, out, err = run(capsys, "demo", "--out", out_dir, "--only", "dual_pca,stylometry")
+    mine = plt.figure()  # a figure open before the demo is not one of its figures
+    try:
+        code, out, err = run(capsys, "demo", "--out", out_dir, "--only", "dual_pca,stylometry")
+    finally:
+        assert plt.fignum_exists(mine.number)
+        plt.close(mine)
     assert code == 0, err
     # progress on stderr, one line per example; stdout: the report and the files
     assert [ln.split(" (")[0] for ln in err.splitlines() if ln.startswith("kpca demo:")] == [

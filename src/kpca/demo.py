@@ -324,9 +324,11 @@ def run_example(name: str, out: str | os.PathLike | None = None, *,
     t0 = time.perf_counter()
     n_figures = 0
     with _demo_context(quick) as plt:
+        # figures the caller had open are theirs, not the example's
+        theirs = set(plt.get_fignums())
         for cell in cells:
             cell.output = _run_cell(cell, path, namespace) if cell.code else ""
-            for number in plt.get_fignums():
+            for number in [f for f in plt.get_fignums() if f not in theirs]:
                 fig = plt.figure(number)
                 n_figures += 1
                 suffix = "" if n_figures == 1 else f"_{n_figures}"
