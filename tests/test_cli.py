@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from _cli import clean_error, terminal_stderr
+from _cli import clean_error, error_lines, terminal_stderr
 from _cli import run as run_cli
 from sklearn.decomposition import KernelPCA as SkKernelPCA
 
@@ -174,7 +174,7 @@ def test_ignored_parameter_warns(capsys, data_csv):
 # ------------------------------------------------------------------------- errors
 def _assert_clean_error(code, err, *fragments, status=2):
     assert code == status
-    assert err.splitlines()[-1].startswith("kpca: error:")
+    assert error_lines(err)[-1].startswith("kpca: error:")
     assert "Traceback" not in err
     for fragment in fragments:
         assert fragment in err
@@ -445,7 +445,8 @@ def test_a_mistyped_flag_shows_the_commands_usage_and_the_flag_meant(tmp_path, c
     np.savetxt(data, np.random.default_rng(0).normal(size=(20, 3)), delimiter=",")
     code, out, err = run_cli(capsys, "fit-transform", data, typo, "rbf")
     clean_error(code, err, f"unrecognized arguments: {typo}", f"did you mean {meant}?")
-    assert err.startswith("usage: kpca fit-transform ")  # the command's, not kpca's
+    assert err.startswith("kpca: error:")  # the error first,
+    assert err.splitlines()[1].startswith("usage: kpca fit-transform ")  # the command's usage
     assert out == ""
 
 
@@ -455,4 +456,34 @@ def test_an_unknown_argument_without_a_close_flag_has_no_hint(tmp_path, capsys):
     code, _, err = run_cli(capsys, "transform", "--model", tmp_path / "m.kpca", data,
                            "extra.csv")
     clean_error(code, err, "unrecognized arguments: extra.csv")
-    assert "did you mean" not in err and err.startswith("usage: kpca transform ")
+    assert "did you mean" not in err and err.splitlines()[1].startswith("usage: kpca transform ")
+
+
+@pytest.mark.parametrize("argv, usage", [
+    (["fit", "{data}"], "usage: kpca fit DATA --save MODEL [options]"),
+    (["transform", "{data}"], "usage: kpca transform DATA --model MODEL [options]"),
+    (["fit-transform", "{data}", "--gamma", "x"], "usage: kpca fit-transform DATA [options]"),
+    ([], "usage: kpca COMMAND [options]"),
+])
+def test_a_usage_error_prints_the_error_first_then_one_usage_line(capsys, data_csv, argv,
+                                                                  usage):
+    # issue 34: argparse's 22-line usage block came first and the error last
+    code, out, err = run_cli(capsys, *[a.format(data=data_csv) for a in argv])
+    lines = err.strip().splitlines()
+    command = argv[0] if argv else None
+    assert code == 2 and out == ""
+    assert lines[0].startswith("kpca: error:")
+    assert lines[1:] == [usage, f"see `kpca {command + ' ' if command else ''}--help`"]
+
+
+@pytest.mark.parametrize("typed, meant", [("fit_transform", "fit-transform"),
+                                          ("trasform", "transform"), ("selct", "select")])
+def test_a_mistyped_command_names_the_command_meant(capsys, typed, meant):
+    code, _, err = run_cli(capsys, typed, "x.csv")
+    clean_error(code, err, f"invalid choice: '{typed}'; did you mean {meant}")
+
+
+def test_an_unknown_command_far_from_any_has_no_hint(capsys):
+    code, _, err = run_cli(capsys, "frobnicate")
+    clean_error(code, err, "invalid choice: 'frobnicate' (choose from fit-transform,")
+    assert "did you mean" not in err

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from _cli import error_lines  # noqa: E402
 
 import kpca  # noqa: E402
 from kpca import cli  # noqa: E402
@@ -29,7 +30,7 @@ def run(capsys, *argv):
 
 def clean_error(code, err, *fragments, status=2):
     assert code == status, err
-    assert err.strip().splitlines()[-1].startswith("kpca: error:")
+    assert error_lines(err)[-1].startswith("kpca: error:")
     assert "Traceback" not in err
     for f in fragments:
         assert f in err, err

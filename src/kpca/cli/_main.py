@@ -66,9 +66,40 @@ class _Parser(argparse.ArgumentParser):
     """Raises instead of calling ``sys.exit``, so :func:`main` returns the status."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
+        # the error first, then one short usage line: argparse's full usage block
+        # (20+ lines for fit) buried the useful line at the end
         _error(message)
+        sys.stderr.write(f"usage: {self.short_usage()}\nsee `{self.prog} --help`\n")
         raise _Exit(EXIT_USAGE)
+
+    def short_usage(self) -> str:
+        """``PROG POSITIONALS REQUIRED-OPTIONS [options]``: what must be given, on one line."""
+        words = [self.prog]
+        for action in self._actions:
+            if action.option_strings:
+                continue
+            name = action.metavar or (f"{{{','.join(action.choices)}}}" if action.choices
+                                      else action.dest)
+            words.append(f"[{name}]" if action.nargs in ("?", "*") else name)
+        for action in self._actions:
+            if action.option_strings and action.required:
+                flag = max(action.option_strings, key=len)
+                metavar = action.metavar or action.dest.upper()
+                words.append(f"{flag} {metavar}" if action.nargs != 0 else flag)
+        words.append("[options]")
+        return " ".join(words)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of a choice, naming the close choices (``fit_transform``:
+        did you mean fit-transform?; '_' counts as '-')."""
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(c) for c in action.choices]
+        close = difflib.get_close_matches(str(value).replace("_", "-"), choices, n=3,
+                                          cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose "
+                                     f"from {', '.join(choices)})")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         sys.stderr.write(message or "")
