@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -136,7 +137,8 @@ def test_fit_and_info(capsys, tmp_path, data_csv, circles):
     model = tmp_path / "m.kpca"
     code, out, err = run(capsys, "fit", data_csv, "--kernel", "rbf", "--gamma", "10",
                          "-k", "3", "--save", model)
-    assert (code, out, err) == (0, "", "")
+    assert (code, err) == (0, "")
+    assert out == f"wrote {model}: KernelPCA (--estimator exact), 3 components\n"
     est = load_model(model)
     ref = kpca.KernelPCA(n_components=3, kernel="rbf", gamma=10).fit(circles[0])
     np.testing.assert_array_equal(est.eigenvalues_, ref.eigenvalues_)
@@ -199,6 +201,7 @@ def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command
     model = tmp_path / "m.kpca"
     if command == "transform":
         assert cli.main(["fit", str(data_csv), "--save", str(model)]) == 0
+        capsys.readouterr()  # the fit's 'wrote MODEL' line
         before = model.read_bytes()
         argv = ["transform", "--model", model, bad, "-o", out]
     elif command == "fit":
@@ -249,6 +252,7 @@ def test_wrong_number_of_columns_names_the_file_and_model(capsys, tmp_path, data
                                                           command):
     model = tmp_path / "m.kpca"
     assert cli.main(["fit", str(data_csv), "--fit-inverse", "--save", str(model)]) == 0
+    capsys.readouterr()  # the fit's 'wrote MODEL' line
     three = tmp_path / "three.csv"
     write_table(three, np.ones((4, 3)), ["a", "b", "c"])
     out = tmp_path / ("out.png" if command == "plot" else "out.csv")
@@ -487,3 +491,37 @@ def test_an_unknown_command_far_from_any_has_no_hint(capsys):
     code, _, err = run_cli(capsys, "frobnicate")
     clean_error(code, err, "invalid choice: 'frobnicate' (choose from fit-transform,")
     assert "did you mean" not in err
+
+
+def test_fit_says_what_it_saved(capsys, tmp_path, data_csv):
+    # issue 34: 'kpca fit ... --save m.kpca' printed nothing on success
+    model = tmp_path / "m.kpca"
+    code, out, err = run_cli(capsys, "fit", data_csv, "--save", model, "-k", "3",
+                             "--kernel", "rbf")
+    assert code == 0 and err == ""
+    assert out == f"wrote {model}: KernelPCA (--estimator exact), 3 components\n"
+    assert len(load_model(model).eigenvalues_) == 3
+
+
+def test_fit_transform_to_standard_output_says_what_it_saved_on_standard_error(
+        capsys, tmp_path, data_csv):
+    model = tmp_path / "m.kpca"
+    code, out, err = run_cli(capsys, "fit-transform", data_csv, "--save", model,
+                             "--estimator", "nystrom", "--standardize")
+    assert code == 0
+    assert err == (f"wrote {model}: NystromKernelPCA (--estimator nystrom), 2 components, "
+                   "standardized inputs\n")
+    scores = np.loadtxt(io.StringIO(out), delimiter=",", skiprows=1)  # only the table
+    assert scores.shape == (len(read_table(data_csv)[0]), 2)
+
+
+def test_verbose_prints_the_eigenvalues_on_one_line(capsys, tmp_path, data_csv):
+    # issue 34: -v printed numpy's repr of the eigenvalues, wrapped across lines
+    model = tmp_path / "m.kpca"
+    code, _, err = run_cli(capsys, "fit", data_csv, "--save", model, "-k", "12",
+                           "--kernel", "rbf", "-v")
+    assert code == 0
+    line, = [x for x in err.splitlines() if "eigenvalues" in x]
+    assert line.startswith("kpca: info: kept 12 components, eigenvalues [")
+    printed = [float(v) for v in line.split("[", 1)[1].rstrip("]").split(", ")]
+    np.testing.assert_allclose(printed, load_model(model).eigenvalues_, rtol=1e-5)

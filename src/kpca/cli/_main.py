@@ -45,7 +45,7 @@ from ._params import (
     split_list,
 )
 from ._progress import console_logging
-from ._summary import format_selection, format_summary
+from ._summary import format_selection, format_summary, format_values
 
 logger = logging.getLogger("kpca")
 PROG = "kpca"
@@ -341,11 +341,19 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
         scores = est.fit(X).transform  # streamed: a second pass writes the scores
     if columns is not None and getattr(est, "n_features_in_", None) == len(columns):
         est.feature_names_in_ = np.asarray(columns, dtype=object)  # as a DataFrame's
-    logger.info("kept %d components, eigenvalues %s", len(est.eigenvalues_), est.eigenvalues_)
+    # one line however many components (numpy's repr wraps at 75 characters)
+    logger.info("kept %d components, eigenvalues %s", len(est.eigenvalues_),
+                format_values(est.eigenvalues_))
     if transform:
         kio.write_blocks(args.output, [str(c) for c in est.get_feature_names_out()], X, scores)
     if args.save:
         kio.save_model(est if scaler is None else make_pipeline(scaler, est), args.save)
+        # said as 'kpca plot' and 'kpca update' say what they wrote; on standard error
+        # when the scores go to standard output, so that a pipe gets only the table
+        print(f"wrote {args.save}: {type(est).__name__} (--estimator {args.estimator}), "
+              f"{len(est.eigenvalues_)} components"
+              + (", standardized inputs" if scaler is not None else ""),
+              file=sys.stderr if transform and not args.output else sys.stdout)
     return EXIT_OK
 
 

@@ -13,6 +13,13 @@ def _fmt(values: Any) -> str:
     return np.array2string(arr, precision=6, separator=", ", max_line_width=88, threshold=40)
 
 
+def format_values(values: Any) -> str:
+    """Numbers on one line, ``[12.5, 3.25, 0.00123]`` (6 significant digits), however
+    many: a log line that numpy's repr would wrap at 75 characters."""
+    arr = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
+    return "[" + ", ".join(f"{v:.6g}" for v in arr) + "]"
+
+
 def format_summary(info: dict[str, Any]) -> str:
     """Lines describing a model, from :func:`kpca.io.model_summary` plus ``model`` (the
     file), and optionally ``estimator`` (its ``--estimator`` name) and
