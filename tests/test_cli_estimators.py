@@ -197,4 +197,6 @@ def test_progress_bar_of_the_rows_on_a_terminal(monkeypatch, files):
     code = cli.main(["fit-transform", str(files / "d.csv"), "--estimator", "nystrom",
                      "--n-landmarks", "20", "-o", str(files / "z.csv")])
     assert code == 0, err.getvalue()
-    assert "reading d.csv" in err.getvalue() and "0/180 [" in err.getvalue()
+    # the two passes over d.csv, named (issue 34: both were 'reading d.csv')
+    assert "pass 1/2: landmarks (d.csv)" in err.getvalue() and "0/180 [" in err.getvalue()
+    assert "pass 2/2: scores (d.csv)" in err.getvalue()

@@ -92,3 +92,34 @@ def test_passes_counter_shows_time_during_a_pass_and_a_summary_at_the_end():
     last = out.getvalue().rstrip("\n").splitlines()[-1].split("\r")[-1]
     assert last.startswith("kpca: 2 kernel passes in ") and last.endswith("residual 3.1e-06")
     assert not bars._ticker.is_alive()
+
+
+@pytest.mark.parametrize("estimator, fit_pass", [("nystrom", "landmarks"),
+                                                 ("random-features", "random features"),
+                                                 ("incremental", "batches")])
+def test_a_streamed_fit_transform_labels_its_two_passes(tmp_path, monkeypatch, capsys,
+                                                        estimator, fit_pass):
+    # issue 34: both bars read 'reading big.npy:', as if the file were read twice for nothing
+    pytest.importorskip("tqdm")
+    from _cli import run, terminal_stderr
+
+    from kpca.cli import _progress
+
+    write_table(tmp_path / "big.npy", np.random.default_rng(0).normal(size=(600, 3)))
+    labels = []
+    emit = _progress.ProgressBars.emit
+
+    def spy(self, record):  # the label of the rows bar at each record of rows read
+        emit(self, record)
+        if getattr(record, "kpca_event", None) == "rows":
+            labels.append((self.bars["rows"].desc, record.kpca_rows))
+
+    monkeypatch.setattr(_progress.ProgressBars, "emit", spy)
+    err = terminal_stderr(monkeypatch)
+    code, _, _ = run(capsys, "fit-transform", tmp_path / "big.npy", "--estimator",
+                     estimator, "-o", tmp_path / "z.npy")
+    assert code == 0
+    assert [d for d, rows in labels if rows == 600] == [f"pass 1/2: {fit_pass} (big.npy)",
+                                                         "pass 2/2: scores (big.npy)"]
+    assert "reading big.npy" not in err.getvalue()
+    assert f"pass 1/2: {fit_pass} (big.npy)" in err.getvalue()

@@ -334,11 +334,16 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
                                stream=args.estimator in STREAMED and not strings)
     scaler = kio.fit_scaler(X, args.data) if args.standardize else None
     X = kio.standardized(X, scaler)
-    if transform and not isinstance(X, RowSource):
+    streamed = isinstance(X, RowSource)
+    if transform and not streamed:
         Z = est.fit_transform(X)
         scores: Callable[[Any], Any] = lambda _: Z  # noqa: E731
     else:
+        if streamed and transform:  # two passes over DATA: the progress bars name them
+            _phase(f"pass 1/2: {_FIT_PASS[args.estimator]}")
         scores = est.fit(X).transform  # streamed: a second pass writes the scores
+        if streamed and transform:
+            _phase("pass 2/2: scores")
     if columns is not None and getattr(est, "n_features_in_", None) == len(columns):
         est.feature_names_in_ = np.asarray(columns, dtype=object)  # as a DataFrame's
     # one line however many components (numpy's repr wraps at 75 characters)
@@ -355,6 +360,16 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
               + (", standardized inputs" if scaler is not None else ""),
               file=sys.stderr if transform and not args.output else sys.stdout)
     return EXIT_OK
+
+
+#: what the fit's pass over a streamed DATA computes, as the progress bar names it
+_FIT_PASS = {"nystrom": "landmarks", "random-features": "random features",
+             "incremental": "batches"}
+
+
+def _phase(text: str) -> None:
+    """Name the passes over a file that follow (the progress bars' label)."""
+    logger.debug(text, extra={"kpca_event": "phase", "kpca_text": text})
 
 
 def _add_plan_command(command: Callable[..., argparse.ArgumentParser]) -> None:

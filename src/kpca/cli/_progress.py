@@ -5,7 +5,8 @@ its numbers -- ``'pass'`` and ``'residual'`` (``kpca_residual``) from the
 iterative eigensolvers, ``'rows'`` (``kpca_rows`` read so far in this pass of
 ``kpca_total``, from ``kpca_source``) from the row sources of :func:`kpca.io.open_rows`,
 ``'select'`` (``kpca_done`` fits of ``kpca_total``, and ``kpca_text``: "candidate 4/9,
-fold 2/5") from :func:`kpca.selection.select_kernel`.
+fold 2/5") from :func:`kpca.selection.select_kernel`, ``'phase'`` (``kpca_text``: "pass
+1/2: landmarks") from a command, naming the passes over a file that follow.
 :class:`ProgressBars`, a logging handler, draws them; :func:`console_logging`
 sets up what a command line shows on standard error (messages, warnings, and the
 bars on a terminal).
@@ -58,7 +59,7 @@ class ProgressBars(logging.Handler):
         from tqdm import tqdm
 
         self._tqdm, self._file, self.bars = tqdm, file, {}
-        self._prog, self._residual = prog, None
+        self._prog, self._residual, self._phase = prog, None, None
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, args=(refresh,), daemon=True,
                                         name="kpca-progress")
@@ -93,10 +94,16 @@ class ProgressBars(logging.Handler):
             bar = self._bar("select", unit="fit", total=record.kpca_total)
             bar.set_description_str(record.kpca_text)  # redrawn: one record per fit
             bar.update(record.kpca_done - bar.n)
+        elif event == "phase":  # the command names its passes: a new bar for each
+            self._phase = record.kpca_text
+            old = self.bars.pop("rows", None)
+            if old is not None:
+                old.close()
         elif event == "rows":
-            total = record.kpca_total
-            bar = self._bar("rows", desc=f"reading {Path(record.kpca_source).name}",
-                            unit="row", unit_scale=total >= 10**5, total=total)
+            total, name = record.kpca_total, Path(record.kpca_source).name
+            bar = self._bar("rows", desc=f"{self._phase} ({name})" if self._phase else
+                            f"reading {name}", unit="row", unit_scale=total >= 10**5,
+                            total=total)
             if record.kpca_rows <= bar.n:  # a new pass over the file
                 bar.reset(total=total)
             bar.update(record.kpca_rows - bar.n)
