@@ -525,3 +525,19 @@ def test_verbose_prints_the_eigenvalues_on_one_line(capsys, tmp_path, data_csv):
     assert line.startswith("kpca: info: kept 12 components, eigenvalues [")
     printed = [float(v) for v in line.split("[", 1)[1].rstrip("]").split(", ")]
     np.testing.assert_allclose(printed, load_model(model).eigenvalues_, rtol=1e-5)
+
+
+def test_an_unknown_label_column_shows_a_few_names_the_close_ones_and_the_count(
+        capsys, tmp_path):
+    # issue 34: the message listed all 64 column names
+    names = [f"feature_{i}" for i in range(64)]
+    data = tmp_path / "wide.csv"
+    write_table(data, np.random.default_rng(0).normal(size=(20, 64)), names)
+    code, out, err = run_cli(capsys, "select", data, "--header", "--label-column", "nope")
+    clean_error(code, err, "no column named 'nope'", "(columns: 'feature_0', 'feature_1', "
+                "'feature_2', 'feature_3', 'feature_4', ... (64 columns); or a 1-based "
+                "index 1..64)")
+    assert sum(name in err for name in names) == 5 and "did you mean" not in err
+    code, out, err = run_cli(capsys, "select", data, "--label-column", "feature_7O")
+    clean_error(code, err, "no column named 'feature_7O'; did you mean 'feature_7'")
+    assert len(err) < 300 and out == ""

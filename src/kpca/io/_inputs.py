@@ -121,6 +121,23 @@ def read_labels(path: PathLike, n: int) -> np.ndarray:
     return np.array(lines, dtype=object)
 
 
+def _unknown_column(column: str, columns: list[str] | None) -> str:
+    """'no column named ...' with the close names and a few of the others, not all
+    of them (a 64-column table made a message of 64 names)."""
+    if columns is None:
+        return (f"no column named {column!r}: the table has no header (give the column's "
+                "1-based index, or a table with a header row).")
+    import difflib
+
+    close = difflib.get_close_matches(column, columns, n=3, cutoff=0.6)
+    shown = columns[:5]  # a few names show what the header looks like
+    more = f", ... ({len(columns)} columns)" if len(columns) > len(shown) else ""
+    return (f"no column named {column!r}"
+            + (f"; did you mean {' or '.join(map(repr, close))}?" if close else "")
+            + f" (columns: {', '.join(map(repr, shown))}{more}; or a 1-based index "
+            f"1..{len(columns)}).")
+
+
 def split_label_column(X: np.ndarray, columns: list[str] | None, column: str,
                        path: PathLike) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
     """Take the label column out of a table.
@@ -147,7 +164,7 @@ def split_label_column(X: np.ndarray, columns: list[str] | None, column: str,
         try:
             j = int(column) - 1
         except ValueError:
-            raise ValueError(f"{path}: no column named {column!r} (columns: {columns}).") from None
+            raise ValueError(f"{path}: {_unknown_column(column, columns)}") from None
         if not 0 <= j < X.shape[1]:
             raise ValueError(f"{path}: column index {column} is out of range (1..{X.shape[1]}).")
     labels = X[:, j]
