@@ -151,15 +151,30 @@ def test_update_applies_the_saved_scaling(capsys, files, data):
     assert est.n_samples_seen_ == 180
 
 
-def test_plot_scatter_of_a_standardized_model(capsys, files):
+def test_plot_scatter_of_a_standardized_model(capsys, files, data, monkeypatch):
     pytest.importorskip("matplotlib")
+    from kpca import plotting
+
     run(capsys, "fit", files / "train.csv", "--standardize", "--kernel", "rbf",
                        "--gamma", "0.5", "-k", "3",
         "--save", files / "m.kpca")
+    drawn = []
+    draw = plotting.plot_embedding
+
+    def spy(Z, *args, **kwargs):  # the scores the scatter plot is drawn from
+        drawn.append(np.array(Z))
+        return draw(Z, *args, **kwargs)
+
+    monkeypatch.setattr(plotting, "plot_embedding", spy)
     code, out, err = run(capsys, "plot", "scatter", "-m", files / "m.kpca", "-d",
                          files / "new.csv", "-o", files / "s.png")
     assert code == 0, err
     assert (files / "s.png").stat().st_size > 0
+    # the new rows scaled with the training statistics, as transform does (issue 34)
+    X = data[0]
+    est = kpca.io.split_scaling(load_model(files / "m.kpca"))[1]
+    expected = est.transform((X[150:] - X[:150].mean(0)) / X[:150].std(0))
+    np.testing.assert_allclose(drawn[0], expected, atol=1e-10)
 
 
 def test_standardize_refuses_documents(capsys, tmp_path):
