@@ -177,6 +177,30 @@ def test_plot_scatter_of_a_standardized_model(capsys, files, data, monkeypatch):
     np.testing.assert_allclose(drawn[0], expected, atol=1e-10)
 
 
+def test_plot_scatter_has_a_title(capsys, files, monkeypatch):
+    # issue 34: the scatter plot had no title unless --title gave one
+    pytest.importorskip("matplotlib")
+    from kpca import plotting
+
+    run(capsys, "fit", files / "train.csv", "--kernel", "rbf", "-k", "2",
+        "--save", files / "m.kpca")
+    axes = []
+    draw = plotting.plot_embedding
+
+    def spy(*args, **kwargs):
+        fig, ax = draw(*args, **kwargs)
+        axes.append(ax)
+        return fig, ax
+
+    monkeypatch.setattr(plotting, "plot_embedding", spy)
+    for title, expected in [(None, "new.csv: scores of m.kpca"), ("mine", "mine")]:
+        argv = ["plot", "scatter", "-m", files / "m.kpca", "-d", files / "new.csv",
+                "-o", files / "s.png"] + (["--title", title] if title else [])
+        code, _, err = run(capsys, *argv)
+        assert code == 0, err
+        assert axes[-1].get_title() == expected
+
+
 def test_standardize_refuses_documents(capsys, tmp_path):
     (tmp_path / "docs.txt").write_text("abc\nabd\nbcd\n")
     code, _, err = run(capsys, "fit-transform", tmp_path / "docs.txt", "--kernel", "spectrum",

@@ -45,6 +45,21 @@ def test_embedding_one_scatter_per_label(tmp_path, toy):
         kp.plot_embedding(Z, y[:-1])
 
 
+def test_embedding_legend_covers_no_point(toy):
+    # issue 34: the legend, inside the axes, covered points
+    X, y, model = toy
+    fig, ax = kp.plot_embedding(model.transform(X), y)
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 > ax.get_window_extent().x1  # right of the axes
+    points = ax.transData.transform(model.transform(X)[:, :2])
+    assert not legend.count_contains(points)
+    # on the caller's axes it stays inside, see-through
+    fig, ax = plt.subplots()
+    kp.plot_embedding(model.transform(X), y, ax=ax)
+    assert ax.get_legend().get_frame().get_alpha() == 0.6
+
+
 def test_scree_bars_are_the_ratios(tmp_path, toy):
     model = toy[2]
     fig, ax = kp.plot_scree(model, path=tmp_path / "s.svg")

@@ -147,6 +147,7 @@ def plot_embedding(
             Z = np.hstack([Z, np.zeros_like(Z)])
         else:
             raise ValueError(f"Z has {Z.shape[1]} components; cannot plot {components}.")
+    own = ax is None
     fig, ax = _axes(ax, figsize=(5, 4.5))
     kw = dict(s=14, alpha=0.8, edgecolors="none")
     kw.update(scatter_kw)
@@ -154,8 +155,14 @@ def plot_embedding(
         ax.scatter(Z[mask, i], Z[mask, j], label=None if lab is None else str(lab), **kw)
     ax.set_xlabel(f"component {i + 1}")
     ax.set_ylabel(f"component {j + 1}")
-    if labels is not None:
-        ax.legend(loc="best", fontsize="small", markerscale=1.5, frameon=True)
+    if labels is not None and own:
+        # right of the axes, where it covers no point (inside, 'best' still covered
+        # some); the figure is saved with bbox_inches='tight', which keeps it
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                  fontsize="small", markerscale=1.5, frameon=True)
+    elif labels is not None:  # the caller's axes (e.g. a grid): inside, see-through
+        ax.legend(loc="best", fontsize="small", markerscale=1.5, frameon=True,
+                  framealpha=0.6)
     if title:
         ax.set_title(title)
     _finish(fig, path)

@@ -508,6 +508,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     kw = dict(title=args.title, path=path)
     if args.kind == "scatter":
         ij = parse_components(args.components, len(est.eigenvalues_))
+        if args.title is None:  # what was projected, and by which model
+            kw["title"] = f"{Path(args.data).name}: scores of {Path(args.model).name}"
         fig, _ = plotting.plot_embedding(est.transform(X), labels, components=ij, **kw)
     elif args.kind == "scree":
         fig, _ = plotting.plot_scree(est, null=_scree_null(est, args) if args.null else None,
