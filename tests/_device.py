@@ -9,6 +9,7 @@ GPU: how the suite runs on a GPU machine (benchmarks/device_check.sh); CI has no
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 
 import numpy as np
@@ -32,3 +33,24 @@ def asarray(name: str, A):
     import array_api_strict
 
     return array_api_strict.asarray(A)
+
+
+class KpcaEvents(logging.Handler):
+    """A handler of kpca's INFO log records for a ``with`` block (attached to the
+    'kpca' logger at INFO on entry, the logger's level restored on exit); subclasses
+    read the events they need in ``emit``."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+
+    def __enter__(self):
+        log = logging.getLogger("kpca")
+        self._level = log.level
+        log.addHandler(self)
+        log.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        log = logging.getLogger("kpca")
+        log.removeHandler(self)
+        log.setLevel(self._level)

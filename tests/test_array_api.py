@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, asarray
+from _device import NAMESPACES, KpcaEvents, asarray
 
 import kpca
 from kpca import config_context
@@ -363,11 +363,11 @@ def test_sink_attention_gives_the_rbf_product(shift):
 
 
 # ------------------------------------------------------------------ start and passes
-class _Passes(logging.Handler):
+class _Passes(KpcaEvents):
     """The widths of kpca's 'pass' log events and the residuals of its 'residual' ones."""
 
     def __init__(self) -> None:
-        super().__init__(logging.INFO)
+        super().__init__()
         self.widths: list[int] = []
         self.residuals: list[float] = []
 
@@ -377,18 +377,6 @@ class _Passes(logging.Handler):
             self.widths.append(int(record.args[1]))
         elif event == "residual":
             self.residuals.append(float(record.kpca_residual))
-
-    def __enter__(self) -> _Passes:
-        log = logging.getLogger("kpca")
-        self._level = log.level
-        log.addHandler(self)
-        log.setLevel(logging.INFO)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        log = logging.getLogger("kpca")
-        log.removeHandler(self)
-        log.setLevel(self._level)
 
 
 def _centred_rbf(X, gamma):

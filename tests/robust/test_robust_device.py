@@ -18,7 +18,7 @@ import logging
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, asarray
+from _device import NAMESPACES, KpcaEvents, asarray
 
 import kpca
 from kpca._array_api import device_namespace, to_host
@@ -73,29 +73,17 @@ def data():
     return X, rng.normal(size=(25, 4))
 
 
-class _Passes(logging.Handler):
+class _Passes(KpcaEvents):
     """Counts kpca's 'pass' events (every pass over K), and those of a device operator."""
 
     def __init__(self) -> None:
-        super().__init__(logging.INFO)
+        super().__init__()
         self.all = self.device = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         if getattr(record, "kpca_event", None) == "pass":
             self.all += 1
             self.device += record.getMessage().startswith("device kernel pass")
-
-    def __enter__(self) -> _Passes:
-        log = logging.getLogger("kpca")
-        self._level = log.level
-        log.addHandler(self)
-        log.setLevel(logging.INFO)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        log = logging.getLogger("kpca")
-        log.removeHandler(self)
-        log.setLevel(self._level)
 
 
 # ------------------------------------------------------------------ the operator
