@@ -236,7 +236,6 @@ def test_anova_kernel_fits_device_arrays(name, data):
 @pytest.mark.parametrize(("make", "match"), [
     (lambda: kpca.KernelPCA(2, kernel="precomputed"), "'precomputed' kernel"),
     (lambda: kpca.KernelPCA(2, kernel=lambda a, b: float(a @ b)), "kernel has no Array API"),
-    (lambda: kpca.AnovaKernelPCA(2), "pass NumPy arrays"),
     (lambda: kpca.NystromKernelPCA(2, n_landmarks=20, kernel=lambda a, b: float(a @ b)),
      "kernel has no Array API"),
     (lambda: kpca.RandomFeatureKernelPCA(2), "pass NumPy arrays"),

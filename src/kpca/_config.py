@@ -269,8 +269,9 @@ _register("float32_max_error", Setting(
 _register("device_tile_bytes", Setting(
     128 * MiB,
     "Bytes of one tile of kernel rows while a stored kernel matrix is built on a device "
-    "(a GPU), at most an eighth of memory_limit; and of one chunk of the warm start's "
-    "float64 landmark kernel rows there. "
+    "(a GPU), at most an eighth of memory_limit; of one chunk of the warm start's "
+    "float64 landmark kernel rows there; and of one tile of AnovaKernelPCA's float64 "
+    "per-variable kernel terms there (also at most an eighth of memory_limit). "
     "Rule: a cost model. A GPU runs near its peak only on launches of millions of "
     "values (tens of thousands of lanes); 128 MiB (32 million float32 values) keeps each "
     "launch large and is small next to the device memory that K takes.",

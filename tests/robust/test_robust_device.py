@@ -212,8 +212,3 @@ def test_uncentred_robust_fits_on_device(name, data):
         close(est.eigenvalues_, ref.eigenvalues_, np.float64)
         close_up_to_sign(to_host(est.transform(asarray(name, T))), ref.transform(T),
                          np.float64)
-
-
-def test_anova_still_names_the_alternative(data):
-    with pytest.raises(ValueError, match="pass NumPy arrays"):
-        kpca.AnovaKernelPCA(2).fit(xps.asarray(data[0]))

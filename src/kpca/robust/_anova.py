@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import refuse_device
+from .._array_api import device_namespace, from_host, to_host
 from .._base import N_COMPONENTS, extend_init
 from .._config import get_config
 from .._kernel_pca import KernelPCA
@@ -60,6 +61,59 @@ def beta_update(a: np.ndarray, c: float | None = None) -> np.ndarray:
             break
     s = np.maximum(a - hi, 0.0)
     return s / np.linalg.norm(s)
+
+
+def device_variable_terms(X: Any, V: np.ndarray, gamma: float, xp: Any,
+                          budget: int) -> np.ndarray:
+    """``a_j = sum_l v_l^T K_j v_l`` for every variable ``j``, on the device of ``X``
+    (docs/math.md, "ANOVA KPCA"): ``K_j = exp(-gamma (x_j - y_j)^2)``.
+
+    The device counterpart of the host loop of :meth:`AnovaKernelPCA._variable_terms`,
+    in float64 as there (``beta_tol`` is 1e-6 by default: float32 terms would move
+    ``beta`` by about that much). Tiles of (variables, rows, n) kernel terms are made
+    and multiplied by ``V`` on the device; the p sums stay there until the end, so
+    the only host traffic is ``V`` going in and the p terms coming back.
+
+    Parameters
+    ----------
+    X : array of shape (n, p), namespace ``xp``
+        The training rows on their device (any float dtype).
+    V : ndarray of shape (n, k)
+        The (centred) eigenvectors.
+    gamma : float
+    xp : namespace
+    budget : int
+        Bytes of device memory the fit may use: a tile of float64 terms takes at most
+        an eighth of it (with its exponential, a quarter: the device operator's tiles'
+        share) and at most the setting ``device_tile_bytes``.
+
+    Returns
+    -------
+    ndarray of shape (p,), float64
+    """
+    n, p = X.shape
+    Xt = xp.permute_dims(xp.astype(X, xp.float64), (1, 0))  # (p, n): a variable's values
+    Vd = from_host(np.asarray(V, dtype=np.float64), xp, X.device)
+    tile = max(1, min(get_config()["device_tile_bytes"], budget // 8) // 8)  # values
+    rows = max(1, min(n, tile // max(1, n)))
+    per = max(1, min(p, tile // max(1, rows * n)))  # variables of one tile
+    g = -float(gamma)
+    logger.info("anova kpca variable terms on device %s: %d variables, tiles of %d "
+                "variables x %d rows", X.device, p, per, rows)
+    parts = []
+    for j in range(0, p, per):
+        J = min(j + per, p)
+        acc = xp.zeros(J - j, dtype=xp.float64, device=X.device)
+        for s in range(0, n, rows):
+            e = min(s + rows, n)
+            # the host loop's arithmetic, in place where the namespace allows
+            T = Xt[j:J, s:e, None] - Xt[j:J, None, :]  # (variables, rows, n)
+            T *= T
+            T *= g
+            T = xp.exp(T)
+            acc = acc + xp.sum(Vd[None, s:e, :] * (T @ Vd), axis=(1, 2))
+        parts.append(acc)
+    return to_host(xp.concat(parts), np.float64)
 
 
 @extend_init(KernelPCA, drop=("kernel", "degree", "coef0", "kernel_params"), n_components=2,
@@ -143,12 +197,20 @@ class AnovaKernelPCA(KernelPCA):
     def _make_kernel(self, beta: np.ndarray | None = None) -> Anova:
         return Anova(gamma=self.gamma, beta=beta)
 
-    def _variable_terms(self, X, result, gamma: float) -> np.ndarray:
-        """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows)."""
+    def _variable_terms(self, X, result, gamma: float, device_X: Any = None,
+                        budget: int | None = None) -> np.ndarray:
+        """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows).
+
+        ``device_X``: the training rows as an Array API array (``X`` their host copy):
+        the terms are then evaluated on its device within ``budget`` bytes
+        (:func:`device_variable_terms`)."""
         keep = result.values > 0
         V = np.asarray(result.vectors[:, keep], dtype=np.float64)
         if self.center:
             V = V - V.mean(axis=0)
+        if device_X is not None:
+            return device_variable_terms(device_X, V, gamma, device_namespace(device_X),
+                                         budget)
         X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         n, p = X.shape
         g = float(gamma)
@@ -166,9 +228,20 @@ class AnovaKernelPCA(KernelPCA):
                 a[j] += float(np.sum(V[s : s + rows] * (blk @ V)))
         return a
 
-    def _fit(self, X) -> np.ndarray:
-        refuse_device(X, f"{type(self).__name__}.fit")
-        X, distributed, rng = self._prepare_fit(X)
+    def _fit_rows(self, X) -> tuple[Any, Any, bool, np.random.RandomState]:
+        """The validated host rows, the rows as an Array API array on their device (or
+        None), whether they came as a dask collection, the RNG: a device array's fit
+        makes every kernel pass, eigensolve and weight update on its device, as
+        :class:`kpca.KernelPCA`'s (docs/scaling.md, "GPU and the Array API")."""
+        xp = device_namespace(X)
+        if xp is None:
+            X, distributed, rng = self._prepare_fit(X)
+            return X, None, distributed, rng
+        X, device = self._device_rows(X, xp)
+        return X, device, False, check_random_state(self.random_state)
+
+    def _fit(self, X) -> Any:
+        X, device, distributed, rng = self._fit_rows(X)
         objective, path = [], []
         converged, beta = False, None
         with self._threads():
@@ -178,12 +251,12 @@ class AnovaKernelPCA(KernelPCA):
                 X, random_state=None if self.random_state is None else rng).gamma
             for it in range(self.beta_max_iter):
                 kernel = Anova(gamma=gamma, beta=beta).resolve(X, random_state=rng)
-                dec = self._decompose(X, kernel, rng, distributed)
+                dec = self._decompose(X, kernel, rng, distributed, device)
                 beta = kernel._beta(X.shape[1])
                 values = dec.result.values
                 objective.append(float(np.sum(values[values > 0])))
                 path.append(beta)
-                a = self._variable_terms(X, dec.result, kernel.gamma)
+                a = self._variable_terms(X, dec.result, kernel.gamma, device, dec.plan.budget)
                 new = beta_update(a, None if self.c is None else float(self.c))
                 step = float(np.linalg.norm(new - beta))
                 logger.info("anova kpca iteration %d: objective %.6g, step %.3g",
@@ -200,10 +273,10 @@ class AnovaKernelPCA(KernelPCA):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        Z = self._set_fitted(X, kernel, dec, gamma_used)
+        Z = self._set_fitted(X, kernel, dec, gamma_used, device_X=device)
         self.beta_ = path[-1]
         self.objective_ = np.asarray(objective)
         self.beta_path_ = np.asarray(path)
         self.n_iter_ = len(objective)
         self.converged_ = converged
-        return Z
+        return Z if device is None else from_host(Z, device_namespace(device), device.device)
