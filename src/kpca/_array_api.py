@@ -109,6 +109,6 @@ def refuse_device(X: Any, what: str) -> None:
             f"{what} does not take {kind}; pass NumPy arrays (e.g. X.cpu().numpy()). On "
             "Array API arrays (PyTorch, CuPy, array-api-strict), the fit, fit_transform, "
             "transform, inverse_transform and denoise of kpca.KernelPCA, "
-            "kpca.NystromKernelPCA, kpca.SphericalKernelPCA, kpca.WeightedKernelPCA and "
-            "kpca.KernelROBPCA run on the arrays' device."
+            "kpca.NystromKernelPCA, kpca.SphericalKernelPCA, kpca.WeightedKernelPCA, "
+            "kpca.KernelROBPCA and kpca.AnovaKernelPCA run on the arrays' device."
         )
