@@ -5,7 +5,7 @@ checked against dense NumPy sums of the explicit one-variable kernel matrices; t
 device fit against the NumPy fit of the same values and parameters (that path is
 itself tested against independent computations in tests/robust/test_anova.py): the
 kernel weights ``beta_`` and their path, the objective, the iterations, eigenvalues,
-scores up to sign, ``transform`` of new rows and the learned pre-image.
+scores up to sign, ``transform`` of new rows, the learned pre-image and ``denoise``.
 
 Tolerances, relative to the largest value: 1e-9 in float64 -- the device and host
 eigensolvers (LAPACK or PyTorch ``eigh``; block Lanczos asked for residuals of 1e-12)
@@ -166,6 +166,9 @@ def test_anova_fit_on_device_equals_numpy(name, storage, data):
     R = est.inverse_transform(asarray(name, Y_ref))  # the learned pre-image, on the device
     same_namespace(R, name)
     close(to_host(R), ref.inverse_transform(Y_ref), tol)
+    D = est.denoise(asarray(name, T), n_components=2, method="ridge")
+    same_namespace(D, name)
+    close(to_host(D), ref.denoise(T, n_components=2, method="ridge"), tol)
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
