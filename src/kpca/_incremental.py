@@ -20,6 +20,13 @@ Two modes, as scikit-learn's ``IncrementalPCA`` has one:
   from their span (swaps that enlarge ``det k(Z, Z)`` by a margin), so the model
   follows a drifting stream; the statistics of rows seen before a landmark arrived
   use their Nyström projection on the landmarks of that time.
+
+On Array API arrays (PyTorch, CuPy, array-api-strict) both modes compute on the arrays'
+device (docs/scaling.md, "GPU and the Array API"): the exact mode's kernel values are
+stored there (:class:`kpca.operators.DeviceGrowingGram`) and the batch fit and updates
+run there (:mod:`kpca.solvers._update_device`, the shared device block Lanczos); the
+bounded mode's batch kernel values against the landmarks and their scatter are made
+there. The fitted attributes are NumPy, as KernelPCA's.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ._array_api import device_namespace, to_host
+from ._array_api import device_memory_limit, device_namespace, float_dtype, from_host, to_host
 from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._config import get_config
 from ._kernel_pca import KernelPCA
@@ -53,6 +60,9 @@ from .kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
 from .operators import (
     CenteredOperator,
     DenseOperator,
+    DeviceCenteredGrowing,
+    DeviceGrowingGram,
+    DeviceNewColumns,
     GrowingGram,
     NewColumns,
     float32_eigen_error,
@@ -73,6 +83,11 @@ from .solvers import (
     rayleigh_ritz,
     start_landmarks,
 )
+from .solvers._device import device_eigsh
+from .solvers._start import device_nystrom_start
+from .solvers._update_device import device_extend_eigenpairs
+from .solvers._update_device import orthogonal_directions as device_orthogonal_directions
+from .solvers._update_device import rayleigh_ritz as device_rayleigh_ritz
 from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
@@ -237,8 +252,9 @@ class IncrementalKernelPCA(BaseKernelPCA):
         X : {array-like, sparse matrix, RowSource, dask array} of shape (n_samples, \
 n_features)
             A :class:`kpca.RowSource` is read block by block; a dask array chunk by
-            chunk, in order. An Array API array (PyTorch, CuPy, ...) is copied to the
-            host and fitted as its NumPy values.
+            chunk, in order. An Array API array (PyTorch, CuPy, ...) is fitted on its
+            device (the kernel values stored there, the solve and later updates run
+            there); the fitted attributes are NumPy, as KernelPCA's on such arrays.
         y : Ignored
 
         Returns
@@ -249,7 +265,6 @@ n_features)
 
         self._validate_params()
         self._check_landmark_count()
-        X = _host_rows(X)
         if (self.mode != "bounded" and not isinstance(X, RowSource)
                 and not is_dask_collection(X) and self._fit_whole(X)):
             return self
@@ -263,7 +278,10 @@ n_features)
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             The batch (a dask array is added chunk by chunk, in order; an Array API
-            array is copied to the host). It must have the width (and feature names)
+            array is added on its device: its kernel values, the centring and the
+            eigenpair update are computed there, and the stored kernel values move
+            there first if earlier batches were NumPy arrays or the model was
+            loaded). It must have the width (and feature names)
             of the first batch and finite values; on any error the model is left as
             it was.
         y : Ignored
@@ -275,7 +293,6 @@ n_features)
         from .distributed import is_dask_collection
 
         self._check_landmark_count()
-        X = _host_rows(X)
         if is_dask_collection(X) or isinstance(X, RowSource):
             return self._stream(X, reset=False)
         self._partial_fit(X)
@@ -311,13 +328,13 @@ n_features)
             for name in [k for k in self.__dict__ if k.endswith("_")]:
                 del self.__dict__[name]
             with self._keeping_input_attributes():
-                Xv = self._validate_batch(X, first=True)
+                Xv, dev = self._validate_rows(X, first=True)
                 # the model keeps its own rows, never the caller's array
                 Xv = Xv.toarray() if sp.issparse(Xv) else np.array(Xv, copy=True)
                 with job_threads(self.n_jobs):
                     # a gamma heuristic sees the first batch, as when X is streamed
-                    state = self._first_state(Xv[: int(self.batch_size or 500)])
-                    fitted = self._exact_fit(state, Xv)
+                    state = self._first_state(Xv[: int(self.batch_size or 500)], dev)
+                    fitted = self._exact_fit(state, Xv, _device_rows(dev, state["kernel_"]))
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -348,6 +365,10 @@ n_features)
                 take = chunk.iloc if hasattr(chunk, "iloc") else chunk
                 for s in range(0, chunk.shape[0], size):
                     yield take[s : s + size]
+            return
+        if device_namespace(X) is not None and X.ndim == 2:
+            # (the Array API specifies no slice past the end)
+            yield from (X[s : min(s + size, X.shape[0]), ...] for s in range(0, X.shape[0], size))
             return
         if sp.issparse(X):
             X = X.tocsr()  # COO, DIA, BSR ... cannot be sliced by rows
@@ -396,6 +417,17 @@ n_features)
                 "to start a new model."
             )
 
+    def _validate_rows(self, X, first: bool) -> tuple[Any, Any]:
+        """The validated host rows of a batch, and the batch on its device in their float
+        dtype where it is an Array API array (PyTorch, CuPy, ...; else None): the model
+        keeps the host copy (its fitted attributes are NumPy, as KernelPCA's on such
+        arrays) and computes the update on the device."""
+        xp = device_namespace(X)
+        if xp is None:
+            return self._validate_batch(X, first), None
+        Xh = self._validate_batch(to_host(X), first)
+        return Xh, xp.astype(X, float_dtype(xp, Xh.dtype))
+
     def _validate_batch(self, X, first: bool):
         return validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                              reset=first, ensure_min_samples=1)
@@ -428,12 +460,12 @@ n_features)
         if not first:
             self._check_stream_params()
         with self._keeping_input_attributes():  # a failed batch changes nothing
-            Xb = self._validate_batch(X, first)
+            Xb, dev = self._validate_rows(X, first)
             if sp.issparse(Xb):
                 Xb = Xb.toarray()  # rows are stacked and evaluated dense
             with job_threads(self.n_jobs):
-                state = self._first_state(Xb) if first else self._current_state()
-                fitted = self._update(state, Xb)
+                state = self._first_state(Xb, dev) if first else self._current_state()
+                fitted = self._update(state, Xb, _device_rows(dev, state["kernel_"]))
         # the whole update succeeded: now the model changes (state the new one does not
         # have -- the exact mode's kernel values after a switch to bounded -- goes)
         for name in [k for k in self.__dict__ if k.endswith("_") and k not in fitted
@@ -441,7 +473,7 @@ n_features)
             del self.__dict__[name]
         self.__dict__.update(fitted)
 
-    def _first_state(self, Xb) -> dict:
+    def _first_state(self, Xb, dev: Any = None) -> dict:
         rng = check_random_state(self.random_state)
         # (without a random_state the median heuristic is still reproducible)
         kernel = self._make_kernel().resolve(
@@ -455,7 +487,11 @@ n_features)
             "kernel_": kernel, "gamma_": gamma, "mode_": mode, "n_samples_seen_": 0,
             # the default budget is fixed when the stream starts; an explicit
             # memory_limit is read at every batch (it may be raised)
-            "memory_budget_": int(default_memory_limit()), "stream_seed_": seed,
+            # (on a GPU: half the device's free memory, as KernelPCA's budget there)
+            "memory_budget_": int(default_memory_limit() if dev is None
+                                  or device_memory_limit(dev) is None
+                                  else device_memory_limit(dev)),
+            "stream_seed_": seed,
             "stream_params_": {k: self.get_params(deep=False)[k] for k in _STREAM_PARAMS},
             "X_fit_": Xb[:0].copy(),
         }
@@ -463,34 +499,37 @@ n_features)
     def _current_state(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k.endswith("_")}
 
-    def _update(self, state: dict, Xb) -> dict:
-        """The fitted attributes after adding the batch ``Xb`` (nothing is set here)."""
+    def _update(self, state: dict, Xb, dev: Any = None) -> dict:
+        """The fitted attributes after adding the batch ``Xb`` (nothing is set here);
+        ``dev``: the batch on its device (an Array API array), where the update is then
+        computed."""
         state = dict(state)
         if state["mode_"] == "exact":
             N = state["n_samples_seen_"] + Xb.shape[0]
-            reason = self._exact_limit(N, state)
+            reason = self._exact_limit(N, state, device=dev is not None)
             if reason is None:
-                return self._exact_update(state, Xb)
+                return self._exact_update(state, Xb, dev)
             if self.mode == "exact":
                 raise ValueError(_exact_refusal(N, reason))
             logger.info("IncrementalKernelPCA: %s; switching to the bounded mode", reason)
             state = (self._to_bounded(state) if state["n_samples_seen_"]
                      else {**state, "mode_": "bounded"})
-        return self._bounded_update(state, Xb)
+        return self._bounded_update(state, Xb, dev)
 
     # ------------------------------------------------------------------ exact mode
     def _exact_limit(self, N: int, state: dict, dtype: np.dtype | None = None,
-                     batch: int | None = None) -> str | None:
+                     batch: int | None = None, device: bool = False) -> str | None:
         """Why ``N`` rows cannot be kept exactly (None: they can), with ``batch`` rows'
         kernel values in flight (default: the rows added to the state) stored in
-        ``dtype`` (default: the state's)."""
+        ``dtype`` (default: the state's); ``device``: stored on a device (both
+        triangles)."""
         if self.max_rows is not None and N > self.max_rows:
             return f"{N} rows exceed max_rows={self.max_rows}"
         if dtype is None:
             gram = state.get("gram_")
             dtype = gram.dtype if gram is not None else np.dtype(np.float64)
         b = N - state["n_samples_seen_"] if batch is None else batch
-        need = GrowingGram.bytes_for(N, dtype.itemsize, b)
+        need = (DeviceGrowingGram if device else GrowingGram).bytes_for(N, dtype.itemsize, b)
         limit = parse_memory(self.memory_limit)
         budget = state["memory_budget_"] if limit is None else int(limit)
         if need > budget:
@@ -512,7 +551,7 @@ n_features)
         nc = int(self.n_components)
         return min(nc, N), min(nc + guard_vectors(nc), max(N - 1, 0))
 
-    def _exact_fit(self, state: dict, X) -> dict | None:
+    def _exact_fit(self, state: dict, X, dev: Any = None) -> dict | None:
         """The exact mode's fitted attributes for all rows of ``X`` at once (a batch
         fit: the kernel matrix evaluated once, then :meth:`_batch_solve`); None where
         ``mode='auto'`` would not keep them all."""
@@ -522,17 +561,20 @@ n_features)
         # block rows of batch_size rows: the stored matrix, and the memory it needs, are
         # those of a stream of such batches
         rows = min(N, int(self.batch_size or 500))
-        reason = self._exact_limit(N, state, dtype, rows)
+        reason = self._exact_limit(N, state, dtype, rows, device=dev is not None)
         if reason is not None:
             if self.mode == "exact":
                 raise ValueError(_exact_refusal(N, reason))
             return None
-        return self._fit_rows(state, X, dtype, rows)
+        return self._fit_rows(state, X, dtype, rows, dev)
 
-    def _fit_rows(self, state: dict, X, dtype: np.dtype, rows: int) -> dict:
+    def _fit_rows(self, state: dict, X, dtype: np.dtype, rows: int, dev: Any = None) -> dict:
         """The exact mode's attributes for the rows ``X`` from scratch (a batch fit, or
         the first batch of a stream): the kernel matrix evaluated once, in block rows
-        of ``rows`` rows, then :meth:`_batch_solve`."""
+        of ``rows`` rows, then :meth:`_batch_solve` (with ``dev``, the rows on their
+        device: :meth:`_device_fit_rows`)."""
+        if dev is not None:
+            return self._device_fit_rows(state, X, dev, dtype, rows)
         kernel = state["kernel_"]
         N = X.shape[0]
         k, m = self._sizes(N)
@@ -554,7 +596,7 @@ n_features)
                 f"IncrementalKernelPCA: the update did not reach the residual target {tol:g} "
                 f"in {passes} passes; raise tol.", ConvergenceWarning, stacklevel=6)
 
-    def _exact_update(self, state: dict, Xb) -> dict:
+    def _exact_update(self, state: dict, Xb, dev: Any = None) -> dict:
         n, b = state["X_fit_"].shape[0], Xb.shape[0]
         N = n + b
         k, m = self._sizes(N)
@@ -568,6 +610,8 @@ n_features)
         # on worker threads: BLAS threads left spinning by a two-thread call slow the
         # workers (at n = 10,000 a pass took 66-80 ms after two-thread algebra and
         # 33-45 ms after one-thread, the batch's kernel values 31 ms against 6-10 ms)
+        if dev is not None:
+            return self._device_step(state, Xb, dev, k, m, rule, batch)
         with nullcontext() if batch else blas_threads(1):
             return self._exact_step(state, Xb, k, m, rule, batch)
 
@@ -581,6 +625,8 @@ n_features)
             return self._fit_rows(state, X, self._storage(X, N, kernel, None), N)
         X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)])
         gram = state.get("gram_")
+        if isinstance(gram, DeviceGrowingGram):  # the stream went on from device batches
+            gram = None
         if gram is None:  # after loading a saved model
             gram, _ = self._whole_gram(kernel, X_old, self._storage(X_old, n, kernel, None))
             logger.info("IncrementalKernelPCA: kernel values of %d rows recomputed", n)
@@ -615,6 +661,149 @@ n_features)
         self._warn_unconverged(ok, tol, passes)
         return self._exact_attributes(state, X, gram, kernel, values, vectors, products,
                                       passes, k)
+
+    # ------------------------------------------------------------------ exact mode on a device
+    def _device_budget(self, state: dict) -> int:
+        limit = parse_memory(self.memory_limit)
+        return state["memory_budget_"] if limit is None else int(limit)
+
+    def _device_fit_rows(self, state: dict, X, dev: Any, dtype: np.dtype, rows: int) -> dict:
+        """:meth:`_fit_rows` on the device of ``dev`` (the rows ``X`` there): the kernel
+        matrix evaluated and stored on the device (:class:`DeviceGrowingGram`), the
+        Nyström start made there, block Lanczos by the shared device loop
+        (:func:`kpca.solvers._device.device_eigsh`, the host loop's stopping rules) and
+        the guard pairs' Rayleigh-Ritz on the device. The fitted attributes are NumPy,
+        as KernelPCA's on such arrays; the Ritz pairs stay on the device too, for the
+        next update."""
+        xp = device_namespace(dev)
+        kernel = state["kernel_"]
+        N = X.shape[0]
+        k, m = self._sizes(N)
+        rule = choose_solver(N, k)
+        probe = self._device_start_block(dev, xp, kernel, k, rule)
+        gram = DeviceGrowingGram.build(kernel, dev, xp, dtype=dtype, rows=rows,
+                                       memory_limit=self._device_budget(state))
+        # (T P: the host sweep makes it while evaluating the kernel values, uncounted;
+        # here one GEMM with the stored matrix, uncounted alike)
+        start = None if probe is None else (probe, gram.matmat(probe))
+        values, Y, KY, passes, ok = self._device_batch_solve(
+            gram, kernel, k, m if rule == "krylov" else min(k, m), rule, start)
+        gram.ritz = (Y, KY)
+        self._warn_unconverged(ok, default_rtol(self.tol, dtype), passes)
+        return self._exact_attributes(state, X, gram, kernel, values, to_host(Y, np.float64),
+                                      to_host(KY, np.float64), passes, k)
+
+    def _device_step(self, state: dict, Xb, dev: Any, k: int, m: int, rule: str,
+                     batch: bool) -> dict:
+        """:meth:`_exact_step` on the device of the batch ``dev`` (``Xb``: its host
+        copy): the new kernel values, the centring and the update
+        (:func:`kpca.solvers._update_device.device_extend_eigenpairs`) there."""
+        xp = device_namespace(dev)
+        kernel = state["kernel_"]
+        X_old = state["X_fit_"]
+        n, b = X_old.shape[0], Xb.shape[0]
+        N = n + b
+        if n == 0:  # the first batch: evaluated and solved as a batch fit
+            X = Xb.copy()
+            return self._device_fit_rows(state, X, dev, self._storage(X, N, kernel, None), N)
+        X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)])
+        gram = state.get("gram_")
+        if not (isinstance(gram, DeviceGrowingGram) and gram.xp is xp
+                and gram.dev == dev.device):
+            # after loading, after host batches or from another device: the kept rows'
+            # kernel values evaluated on this device
+            gram = DeviceGrowingGram.build(
+                kernel, from_host(X_old, xp, dev.device), xp,
+                dtype=self._storage(X_old, n, kernel, None),
+                rows=int(get_config()["incremental_rebuild_rows"]),
+                memory_limit=self._device_budget(state))
+            logger.info("IncrementalKernelPCA: kernel values of %d rows evaluated on %s", n,
+                        dev.device)
+        dtype = self._storage(X, N, kernel, gram)
+        ritz = gram.ritz
+        t_old = gram.shifted_row_sums()
+        gram = gram.copy()  # the model is unchanged until the update succeeds
+        if gram.dtype != dtype:
+            gram = gram.astype(dtype)
+        tol = default_rtol(self.tol, dtype)
+        if batch:
+            gram.append(dev)
+            values, Y, KY, passes, ok = self._device_batch_solve(
+                gram, kernel, k, m if rule == "krylov" else min(k, m), rule)
+        else:
+            if ritz is None:
+                ritz = (from_host(state["ritz_vectors_"], xp, dev.device),
+                        from_host(state["ritz_products_"], xp, dev.device))
+            V, KV_old = ritz
+            Tb, TbV = gram.append(dev, V)
+            # T_old V = K~_old V + 1 (t_old^T V) / n, then K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
+            TV = xp.concat([KV_old + (t_old[None, :] @ V) / n, TbV], axis=0)
+            t = gram.shifted_row_sums()
+            TV = TV - t[:, None] * (xp.sum(V, axis=0) / N)[None, :]
+            TV = TV - xp.mean(TV, axis=0)[None, :]
+            values, Y, KY, _, passes, ok = device_extend_eigenpairs(
+                DeviceCenteredGrowing(gram), V, TV, DeviceNewColumns(Tb, t, xp), k, m,
+                tol=tol, floor=gram.noise_floor())
+        gram.ritz = (Y, KY)
+        self._warn_unconverged(ok, tol, passes)
+        return self._exact_attributes(state, X, gram, kernel, values, to_host(Y, np.float64),
+                                      to_host(KY, np.float64), passes, k)
+
+    def _device_start_block(self, X: Any, xp: Any, kernel: Kernel, k: int, rule: str) -> Any:
+        """:meth:`_start_block` for rows ``X`` on their device
+        (:func:`kpca.solvers.device_nystrom_start`: the same landmarks and directions)."""
+        N = X.shape[0]
+        b = self._lanczos(N, k, rule)
+        if not b:
+            return None
+        landmarks = start_landmarks(N, True, kernel.rank_bound(X.shape[1]))
+        return device_nystrom_start(kernel, X, xp, b, center=True, n_landmarks=landmarks,
+                                    random_state=0)
+
+    def _device_batch_solve(self, gram: DeviceGrowingGram, kernel: Kernel, k: int, m: int,
+                            rule: str, start: tuple[Any, Any] | None = None):
+        """:meth:`_batch_solve` on the device: block Lanczos by the shared device loop
+        where the host takes it, else ``eigh`` of the stored centred matrix on the device
+        (in float64; the host's LAPACK and ARPACK sizes). Returns ``(values (host),
+        vectors, products (device, float64), passes, converged)``."""
+        xp, N = gram.xp, gram.n
+        op = DeviceCenteredGrowing(gram)
+        if m == 0:
+            Z = xp.zeros((N, 0), dtype=xp.float64, device=gram.dev)
+            return np.zeros(0), Z, Z, 0, True
+        b = self._lanczos(N, k, rule)
+        if b:
+            passes = 0
+            if start is None:
+                P = self._device_start_block(gram.X, xp, kernel, k, rule)
+                start, passes = (P, gram.matmat(P)), 1
+            w, Y, KY, more, ok = self._device_lanczos_solve(op, k, m, b, *start)
+            return w, Y, KY, passes + more, ok
+        w, U = xp.linalg.eigh(op.stored_matrix())
+        idx = xp.flip(xp.arange(N - m, N, device=gram.dev))
+        V = xp.take(U, idx, axis=1)
+        V = V - xp.mean(V, axis=0)[None, :]
+        w, Y, KY = device_rayleigh_ritz(xp, V, op.matmat(V), m)
+        return w, Y, KY, 0, True
+
+    def _device_lanczos_solve(self, op: DeviceCenteredGrowing, k: int, m: int, b: int, P: Any,
+                              TP: Any):
+        """:meth:`_lanczos_solve` on the device (the same steps)."""
+        xp = op.xp
+        P = xp.astype(P, xp.float64)
+        KP = op.centred(P, TP)
+        tol = default_rtol(self.tol, op.dtype)
+        res = device_eigsh(op, k, solver="krylov", tol=tol, random_state=0,
+                           start=(P[:, :b], KP[:, :b]))
+        V = from_host(res.vectors, xp, P.device)
+        V = V - xp.mean(V, axis=0)[None, :]
+        w0, Y0, KY0 = device_rayleigh_ritz(xp, P, KP, P.shape[1], orthonormal=True)
+        basis = xp.concat([V, device_orthogonal_directions(xp, P, V)], axis=1)
+        resid = KY0 - Y0 * from_host(w0, xp, P.device)[None, :]
+        Z = xp.concat([V, device_orthogonal_directions(xp, resid, basis)], axis=1)
+        KZ = op.matmat(Z)
+        w, Y, KY = device_rayleigh_ritz(xp, Z, KZ, m, (P, KP), orthonormal=True)
+        return w, Y, KY, 1 + res.n_matvec // b, res.converged
 
     def _lanczos(self, N: int, k: int, rule: str) -> int:
         """Block size of the block Lanczos solve of a batch fit at ``N`` rows, or 0
@@ -807,16 +996,26 @@ n_features)
                     "feature_scatter_": stats.scatter, "n_swaps_": 0})
         return out
 
-    def _bounded_update(self, state: dict, Xb) -> dict:
+    def _bounded_update(self, state: dict, Xb, dev: Any = None) -> dict:
+        """The bounded mode's attributes after the batch ``Xb``. With ``dev`` (the batch
+        on its device), the batch's kernel values against the landmarks, their scatter
+        and the landmark swaps' residuals are computed there; the landmark-sized
+        statistics and their solve stay on the host (L x L, as the NumPy model's)."""
         kernel = state["kernel_"]
         Z = state["X_fit_"]
         L = self._n_landmarks()
         b = Xb.shape[0]
+        xp = None if dev is None else device_namespace(dev)
+        Fd = None  # the batch's kernel values against the landmarks, on the device
         if Z.shape[0] == 0:  # bounded from the first batch
             take = min(L, b)
             rng = check_random_state(self.random_state)
             Z = Xb[np.sort(rng.choice(b, size=take, replace=False))].copy()
-            Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
+            if dev is None:
+                Kzz = _sym(np.asarray(kernel.block(Z), dtype=np.float64))
+            else:
+                Zd = _on_device(Z, dev)
+                Kzz = _sym(to_host(kernel.block(Zd, xp=xp), np.float64))
             shift, total, scatter = Kzz.mean(axis=0), np.zeros(take), np.zeros((take, take))
             (W, red), swaps = _whiten(Kzz), 0
         else:
@@ -825,17 +1024,32 @@ n_features)
             shift, total, scatter = (state["feature_shift_"], state["feature_total_"],
                                      state["feature_scatter_"])
             rng = np.random.default_rng([state["stream_seed_"], state["n_samples_seen_"], 1])
-            Z, Kzz, W, red, shift, total, scatter, swaps = self._swap_landmarks(
-                kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng)
+            Z_before = Z
+            Z, Kzz, W, red, shift, total, scatter, swaps, Fd = self._swap_landmarks(
+                kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng, dev)
+            if Z is not Z_before:
+                Fd = None  # the landmarks changed: their kernel values are evaluated anew
         if not np.all(np.isfinite(Kzz)):
             raise ValueError("the kernel values of this batch are not finite (overflow): check "
                              "the kernel parameters or scale the data.")
-        F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
-        if not np.all(np.isfinite(F)):
-            raise ValueError("the kernel values of this batch are not finite (overflow): check "
-                             "the kernel parameters or scale the data.")
-        stats = FeatureStats(state["n_samples_seen_"], total, scatter) + FeatureStats.of_block(
-            F, shift)
+        if dev is None:
+            F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
+            if not np.all(np.isfinite(F)):
+                raise ValueError("the kernel values of this batch are not finite (overflow): "
+                                 "check the kernel parameters or scale the data.")
+            block = FeatureStats.of_block(F, shift)
+        else:
+            if Fd is None:
+                Fd = xp.astype(kernel.block(dev, _on_device(Z, dev), xp=xp), xp.float64)
+            if not bool(xp.all(xp.isfinite(Fd))):
+                raise ValueError("the kernel values of this batch are not finite (overflow): "
+                                 "check the kernel parameters or scale the data.")
+            # FeatureStats.of_block on the device: only the (L,) total and (L, L) scatter
+            # come back
+            A = Fd - from_host(shift, xp, dev.device)[None, :]
+            block = FeatureStats(b, to_host(xp.sum(A, axis=0), np.float64),
+                                 to_host(xp.matrix_transpose(A) @ A, np.float64))
+        stats = FeatureStats(state["n_samples_seen_"], total, scatter) + block
         k = min(int(self.n_components), W.shape[1], stats.n)
         res = feature_solve(stats, shift, W, k)
         lam, U = res.covariance_eigenvalues[:k], res.components[:, :k]
@@ -871,7 +1085,8 @@ n_features)
         fitted.update(outlier_statistics(space, sd, od, self.contamination))
         return fitted
 
-    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng):
+    def _swap_landmarks(self, kernel, Xb, Z, Kzz, W, red, shift, total, scatter, L, rng,
+                        dev=None):
         """Grow the landmark set to ``L`` rows, then swap in rows far from its span.
 
         A row's squared residual is ``r(x) = k(x,x) - ||k(x,Z) W||^2``, its squared
@@ -886,24 +1101,38 @@ n_features)
         most ``incremental_max_swap_fraction`` of the landmarks move per batch. The
         statistics of earlier rows get each new
         coordinate from their Nyström projection, ``k(x, x_i) ~ k(x, Z) K^+ k(Z, x_i)``.
+
+        With ``dev`` (the batch on its device) the batch's kernel values ``F`` against the
+        landmarks and the residuals are computed there (the candidates' few rows come
+        to the host); the last value returned is then ``F`` on the device (valid while
+        the landmarks are unchanged), else None.
         """
         config = get_config()
-        diag = np.asarray(kernel.diag(Xb), dtype=np.float64)
-        F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
-        FW = F @ W
-        resid = diag - np.einsum("ij,ij->i", FW, FW)
+        Fd = None
+        if dev is None:
+            diag = np.asarray(kernel.diag(Xb), dtype=np.float64)
+            F = np.asarray(kernel.block(Xb, Z), dtype=np.float64)
+            FW = F @ W
+            resid = diag - np.einsum("ij,ij->i", FW, FW)
+        else:
+            xp = device_namespace(dev)
+            diag = to_host(kernel.diag(dev, xp=xp), np.float64)
+            Fd = xp.astype(kernel.block(dev, _on_device(Z, dev), xp=xp), xp.float64)
+            FWd = Fd @ from_host(W, xp, dev.device)
+            resid = diag - to_host(xp.sum(FWd * FWd, axis=1), np.float64)
         floor = config["incremental_swap_threshold"] * np.maximum(diag, 1e-300)
         cand = np.flatnonzero(resid > floor)
         free = max(0, L - Z.shape[0])
         budget = free + max(1, int(np.ceil(config["incremental_max_swap_fraction"] * L)))
         if cand.size == 0:
-            return Z, Kzz, W, red, shift, total, scatter, 0
+            return Z, Kzz, W, red, shift, total, scatter, 0, Fd
         cand = cand[np.argsort(-resid[cand])][: 4 * budget]
         # greedy pivoted Cholesky of the candidates' residual kernel: each pick is
         # the row farthest from the span of the landmarks and of the rows picked
         # before it, so near-duplicates (of one another or of a landmark) never enter
+        FWc = FW[cand] if dev is None else _take_rows(FWd, cand)
         R = (np.asarray(kernel.block(Xb[cand]), dtype=np.float64)
-             - FW[cand] @ FW[cand].T)
+             - FWc @ FWc.T)
         r = resid[cand].copy()
         picked, gains = [], []
         while len(picked) < budget:
@@ -933,9 +1162,9 @@ n_features)
             drop = worst[:n_swap]
         take = cand[picked[: free + n_swap]]
         if take.size == 0:
-            return Z, Kzz, W, red, shift, total, scatter, 0
+            return Z, Kzz, W, red, shift, total, scatter, 0, Fd
         Xc = Xb[take]
-        Fc = F[take]
+        Fc = F[take] if dev is None else _take_rows(Fd, take)
         A = W @ (W.T @ Fc.T)  # Nyström coefficients of the new coordinates, (m, t)
         Kcc = _sym(np.asarray(kernel.block(Xc), dtype=np.float64))
         SA = scatter @ A
@@ -948,7 +1177,7 @@ n_features)
         keep[drop] = False
         Z, Kzz = Z[keep], Kzz[np.ix_(keep, keep)]
         total, shift, scatter = total[keep], shift[keep], scatter[np.ix_(keep, keep)]
-        return (Z, Kzz, *_whiten(Kzz), shift, total, scatter, int(n_swap))
+        return (Z, Kzz, *_whiten(Kzz), shift, total, scatter, int(n_swap), None)
 
     # ------------------------------------------------------------------ sklearn glue
     def __sklearn_tags__(self):
@@ -957,14 +1186,28 @@ n_features)
         return tags
 
 
-def _host_rows(X: Any) -> Any:
-    """The host (NumPy) copy of an Array API array (PyTorch, CuPy, ...), else ``X``.
+def _device_rows(dev: Any, kernel: Kernel) -> Any:
+    """``dev`` (a batch on its device) where ``kernel`` evaluates Array API arrays, else
+    None: a kernel of NumPy arrays only (a Python callable) is evaluated on the host
+    copy, where the update then runs (logged)."""
+    if dev is None or kernel.supports_array_api():
+        return dev
+    logger.info("IncrementalKernelPCA: kernel %r evaluates NumPy arrays only; the update "
+                "runs on the host copy of the rows", kernel)
+    return None
 
-    The model keeps its rows and their kernel values in host memory and updates them
-    there, so ``fit`` and ``partial_fit`` take such arrays alike: copied to the host
-    and fitted as their NumPy values (docs/scaling.md, "GPU and the Array API");
-    ``transform`` and the other methods run on the arrays' device."""
-    return to_host(X) if device_namespace(X) is not None else X
+
+def _on_device(A: np.ndarray, like: Any) -> Any:
+    """The host rows ``A`` on the device of ``like``, in its dtype."""
+    xp = device_namespace(like)
+    return xp.astype(from_host(A, xp, like.device), like.dtype)
+
+
+def _take_rows(A: Any, idx: np.ndarray) -> np.ndarray:
+    """Rows ``idx`` of a device array, on the host in float64."""
+    xp = device_namespace(A)
+    return to_host(xp.take(A, from_host(np.asarray(idx, dtype=np.int64), xp, A.device),
+                           axis=0), np.float64)
 
 
 def _centred_product(op: CenteredOperator, V: np.ndarray, TV: np.ndarray) -> np.ndarray:

@@ -12,13 +12,17 @@ from ._gram import (
     storage_dtype,
 )
 from ._growing import GrowingGram, NewColumns
+from ._growing_device import DeviceCenteredGrowing, DeviceGrowingGram, DeviceNewColumns
 from ._tiled import TiledKernelOperator, TileLayout, tile_layout
 
 __all__ = [
     "CenteredOperator",
     "Centering",
     "DenseOperator",
+    "DeviceCenteredGrowing",
+    "DeviceGrowingGram",
     "DeviceKernelOperator",
+    "DeviceNewColumns",
     "GrowingGram",
     "NewColumns",
     "KernelOperator",
