@@ -334,7 +334,9 @@ n_features)
                 with job_threads(self.n_jobs):
                     # a gamma heuristic sees the first batch, as when X is streamed
                     state = self._first_state(Xv[: int(self.batch_size or 500)], dev)
-                    fitted = self._exact_fit(state, Xv, _device_rows(dev, state["kernel_"]))
+                    dev = _device_rows(dev, state["kernel_"])
+                    with nullcontext() if dev is None else blas_threads(1):
+                        fitted = self._exact_fit(state, Xv, dev)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
@@ -601,6 +603,8 @@ n_features)
         N = n + b
         k, m = self._sizes(N)
         rule = choose_solver(N, k)
+        if dev is not None:
+            rule = _device_rule(rule)
         # the first batch; or a problem so small that KernelPCA itself would take
         # LAPACK or ARPACK on the stored matrix: solving the stored matrix the same way
         # then beats an update (measured on digits, 1,100 rows, k = 32 / 64: refits of
@@ -611,7 +615,12 @@ n_features)
         # workers (at n = 10,000 a pass took 66-80 ms after two-thread algebra and
         # 33-45 ms after one-thread, the batch's kernel values 31 ms against 6-10 ms)
         if dev is not None:
-            return self._device_step(state, Xb, dev, k, m, rule, batch)
+            # the host's share of a device update is small matrices (projected problems,
+            # Gram matrices of blocks): one BLAS thread; threads woken for them spin
+            # against the device library's own (torch CPU: 0.4 s per 100 x 100 eigh on a
+            # loaded 2-core machine, against milliseconds)
+            with blas_threads(1):
+                return self._device_step(state, Xb, dev, k, m, rule, batch)
         with nullcontext() if batch else blas_threads(1):
             return self._exact_step(state, Xb, k, m, rule, batch)
 
@@ -679,7 +688,7 @@ n_features)
         kernel = state["kernel_"]
         N = X.shape[0]
         k, m = self._sizes(N)
-        rule = choose_solver(N, k)
+        rule = _device_rule(choose_solver(N, k))
         probe = self._device_start_block(dev, xp, kernel, k, rule)
         gram = DeviceGrowingGram.build(kernel, dev, xp, dtype=dtype, rows=rows,
                                        memory_limit=self._device_budget(state))
@@ -1195,6 +1204,14 @@ def _device_rows(dev: Any, kernel: Kernel) -> Any:
     logger.info("IncrementalKernelPCA: kernel %r evaluates NumPy arrays only; the update "
                 "runs on the host copy of the rows", kernel)
     return None
+
+
+def _device_rule(rule: str) -> str:
+    """KernelPCA's solver rule on a device: ARPACK is a host algorithm, so its sizes take
+    block Lanczos there (as :func:`kpca.solvers.eigsh_top` on a device operator), and
+    the update path with it; below the Lanczos sizes the stored matrix is decomposed
+    (``eigh``)."""
+    return "krylov" if rule == "arpack" else rule
 
 
 def _on_device(A: np.ndarray, like: Any) -> Any:
