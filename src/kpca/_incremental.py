@@ -772,8 +772,8 @@ n_features)
     def _device_batch_solve(self, gram: DeviceGrowingGram, kernel: Kernel, k: int, m: int,
                             rule: str, start: tuple[Any, Any] | None = None):
         """:meth:`_batch_solve` on the device: block Lanczos by the shared device loop
-        where the host takes it, else ``eigh`` of the stored centred matrix on the device
-        (in float64; the host's LAPACK and ARPACK sizes). Returns ``(values (host),
+        at its sizes (ARPACK's included: :func:`_device_rule`), else ``eigh`` of the
+        stored centred matrix on the device (in float64). Returns ``(values (host),
         vectors, products (device, float64), passes, converged)``."""
         xp, N = gram.xp, gram.n
         op = DeviceCenteredGrowing(gram)
