@@ -249,8 +249,8 @@ def test_unsupported_combinations_name_the_alternative(make, match, data):
 @pytest.mark.parametrize("mode", ["exact", "bounded"])
 def test_incremental_fit_and_partial_fit_take_device_arrays_alike(name, mode):
     """Issue 35 / 33: fit refused Array API arrays where partial_fit took them. Both take
-    them now (the model lives on the host: fitted from the arrays' values), and give the
-    NumPy models; transform answers in the arrays' namespace."""
+    them now (computed on the arrays' device: tests/test_incremental_device.py), and give
+    the NumPy models; transform answers in the arrays' namespace."""
     rng = np.random.default_rng(4)
     X, T = rng.normal(size=(700, 4)), rng.normal(size=(20, 4))
     kw = dict(n_components=3, gamma=0.25, mode=mode, random_state=0, batch_size=300,
