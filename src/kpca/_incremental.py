@@ -73,6 +73,10 @@ from .solvers import (
     EigenResult,
     choose_solver,
     default_rtol,
+    device_extend_eigenpairs,
+    device_nystrom_start,
+    device_orthogonal_directions,
+    device_rayleigh_ritz,
     eigsh_top,
     extend_eigenpairs,
     finalize,
@@ -83,11 +87,6 @@ from .solvers import (
     rayleigh_ritz,
     start_landmarks,
 )
-from .solvers._device import device_eigsh
-from .solvers._start import device_nystrom_start
-from .solvers._update_device import device_extend_eigenpairs
-from .solvers._update_device import orthogonal_directions as device_orthogonal_directions
-from .solvers._update_device import rayleigh_ritz as device_rayleigh_ritz
 from .subspace import FittedSubspace
 
 logger = logging.getLogger("kpca")
@@ -802,8 +801,9 @@ n_features)
         P = xp.astype(P, xp.float64)
         KP = op.centred(P, TP)
         tol = default_rtol(self.tol, op.dtype)
-        res = device_eigsh(op, k, solver="krylov", tol=tol, random_state=0,
-                           start=(P[:, :b], KP[:, :b]))
+        # the shared device block Lanczos (kpca.solvers._device), as the host's call
+        res = eigsh_top(op, k, solver="krylov", tol=tol, random_state=0, fallback=False,
+                        start=(P[:, :b], KP[:, :b]))
         V = from_host(res.vectors, xp, P.device)
         V = V - xp.mean(V, axis=0)[None, :]
         w0, Y0, KY0 = device_rayleigh_ritz(xp, P, KP, P.shape[1], orthonormal=True)

@@ -43,6 +43,11 @@ from ._randomized import default_rtol, randomized_eigsh
 from ._result import EigenResult, finalize, relative_residuals
 from ._start import device_nystrom_start, nystrom_start, start_landmarks
 from ._update import UpdatedPairs, extend_eigenpairs, orthogonal_directions, rayleigh_ritz
+from ._update_device import (
+    device_extend_eigenpairs,
+    device_orthogonal_directions,
+    device_rayleigh_ritz,
+)
 
 logger = logging.getLogger("kpca")
 
@@ -196,6 +201,9 @@ __all__ = [
     "extend_eigenpairs",
     "orthogonal_directions",
     "rayleigh_ritz",
+    "device_extend_eigenpairs",
+    "device_orthogonal_directions",
+    "device_rayleigh_ritz",
     "arpack_eigsh",
     "arpack_flops",
     "arpack_max_iter",

@@ -71,7 +71,7 @@ def _center_cols(xp: Any, Z: Any) -> Any:
     return Z - xp.mean(Z, axis=0)[None, :]
 
 
-def orthogonal_directions(xp: Any, Z: Any, Q: Any) -> Any:
+def device_orthogonal_directions(xp: Any, Z: Any, Q: Any) -> Any:
     """:func:`kpca.solvers._update.orthogonal_directions` on the device."""
     norms = _col_norms(xp, Z)
     Z = _take_cols(xp, Z, np.flatnonzero(norms > 0)) / _dev(xp, norms[norms > 0], Z)[None, :]
@@ -92,7 +92,7 @@ def orthogonal_directions(xp: Any, Z: Any, Q: Any) -> Any:
     return Z @ _dev(xp, U[:, keep] / np.sqrt(e[keep])[None, :], Z)
 
 
-def rayleigh_ritz(xp: Any, Q: Any, KQ: Any, m: int, extra: tuple[Any, Any] | None = None,
+def device_rayleigh_ritz(xp: Any, Q: Any, KQ: Any, m: int, extra: tuple[Any, Any] | None = None,
                   *, floor: float = 0.01, orthonormal: bool = False
                   ) -> tuple[np.ndarray, Any, Any]:
     """:func:`kpca.solvers.rayleigh_ritz` on the device: values on the host, vectors and
@@ -224,7 +224,7 @@ def _refine(op: Any, Y: Any, KY: Any, w: np.ndarray, R: Any, res: np.ndarray, m:
     C = np.eye(p)
     passes = 0
     while res.max(initial=0.0) > tol and passes < max_passes:
-        Z = orthogonal_directions(xp, _take_cols(xp, R, np.flatnonzero(res > tol)), Q[:, :p])
+        Z = device_orthogonal_directions(xp, _take_cols(xp, R, np.flatnonzero(res > tol)), Q[:, :p])
         if Z.shape[1] == 0:
             break
         KZ = op.matmat(Z) / scale
