@@ -21,13 +21,29 @@ per variant, the median and range of the processes' medians and the ratio to Num
 A variant this CPU cannot run is listed as such. ``--pieces`` adds a table of the
 pieces on one thread: the RBF block (``RBF.block_prepared``, 2,048 x 2,048 at d) and a
 stored tile's two products (the compiled product, or NumPy's slices), ns a value.
-``--emulate-old-cpu`` adds NumPy
-and the portable variant as on an x86-64 CPU without AVX2: NumPy's own AVX2 loops
-disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``) and OpenBLAS's Nehalem kernels
-(``OPENBLAS_CORETYPE=Nehalem``).
+
+A variant forced below the best this CPU runs is not what a CPU without the wider
+instructions runs: BLAS and NumPy still use them, and kpca hands such a variant's
+products to BLAS (``kpca._native.blas_products``, ``sweeps_in_cache``). Two options
+add rows as on such a CPU, each with NumPy's row under the same emulation as its
+reference (each child prints NumPy's dispatched CPU targets and OpenBLAS's kernels,
+so that an emulation that did not take is seen):
+
+``--emulate-old-cpu``
+    an x86-64 CPU without AVX2 (where the portable variant is the best): NumPy's own
+    AVX2 loops disabled (``NPY_DISABLE_CPU_FEATURES=X86_V3``), OpenBLAS's Nehalem
+    kernels (``OPENBLAS_CORETYPE=Nehalem``), and kpca told that portable is the best
+    variant; plus the portable variant as before issue 31's last step, its products
+    by BLAS there too ("BLAS products");
+``--emulate-avx2-cpu``
+    on an AVX-512 machine, a CPU with AVX2 but not AVX-512: NumPy's AVX-512 loops
+    disabled (``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR"``), OpenBLAS's
+    Haswell kernels, and kpca told that avx2 is the best variant. Its ratio to the
+    avx512 row is the issue's "AVX2 within 1.3x of AVX-512".
 
     python benchmarks/bench_variants.py                 # 20,000-row fit, 40,000-row pass
     python benchmarks/bench_variants.py --rounds 5 --emulate-old-cpu
+    python3 benchmarks/bench_variants.py --rounds 2 --warm 1 --emulate-avx2-cpu  # AVX-512
 """
 
 from __future__ import annotations
@@ -49,13 +65,20 @@ from kpca.operators import _tiled
 from kpca.kernels import _standard, RBF
 from kpca.operators import TiledKernelOperator, center
 from kpca._memory import parse_memory
+from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+from threadpoolctl import threadpool_info
+if {best!r}:  # as on a CPU whose best variant is this one (the module docstring)
+    _tiled._tileprod.best = _standard._rbfexp.best = {best!r}
 a = np.ones(int({warm} * 2**30) // 8); del a
 d, k, jobs = {d}, {k}, {n_jobs}
 blas = threadpool_limits(jobs) if jobs is not None else None  # BLAS as many threads
 rng = np.random.default_rng(0)
 kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0, precision="float32",
                n_jobs=jobs).fit(rng.normal(size=(2000, d)))
-out = {{"tile": _tiled.NATIVE_VARIANT.variant, "rbf": _standard.NATIVE_RBF_VARIANT.variant}}
+out = {{"tile": _tiled.NATIVE_VARIANT.variant, "rbf": _standard.NATIVE_RBF_VARIANT.variant,
+        "numpy_simd": [f for f in __cpu_dispatch__ if __cpu_features__.get(f)],
+        "blas": sorted({{i.get("architecture") or "?" for i in threadpool_info()
+                         if i.get("user_api") == "blas"}})}}
 
 def timed(fn):
     walls, cpus = [], []
@@ -108,6 +131,9 @@ print(json.dumps(out))
 
 #: NumPy and OpenBLAS as on an x86-64 CPU without AVX2 (--emulate-old-cpu)
 OLD_CPU = {"NPY_DISABLE_CPU_FEATURES": "X86_V3", "OPENBLAS_CORETYPE": "Nehalem"}
+#: NumPy and OpenBLAS as on an x86-64 CPU with AVX2 but not AVX-512 (--emulate-avx2-cpu)
+AVX2_CPU = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+            "OPENBLAS_CORETYPE": "Haswell"}
 
 
 def runnable() -> tuple[str, ...]:
@@ -120,10 +146,12 @@ def runnable() -> tuple[str, ...]:
     return tuple(out.stdout.split())
 
 
-def run(variant: str, args: argparse.Namespace, extra: dict[str, str]) -> dict:
+def run(variant: str, args: argparse.Namespace, extra: dict[str, str],
+        best: str | None = None) -> dict:
     code = CHILD.format(warm=args.warm, d=args.d, k=args.k, n=args.n, n_pass=args.n_pass,
                         repeats=args.repeats, memory_limit=args.memory_limit,
-                        block=args.block, n_jobs=args.n_jobs, pieces=args.pieces)
+                        block=args.block, n_jobs=args.n_jobs, pieces=args.pieces,
+                        best=best)
     env = {**os.environ, "KPCA_NATIVE": variant, **extra}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True)
@@ -150,23 +178,35 @@ def main(argv=None) -> int:
                          "tile's two products (16 and 24 columns), ns a value")
     ap.add_argument("--emulate-old-cpu", action="store_true",
                     help="also NumPy and portable as on a CPU without AVX2")
+    ap.add_argument("--emulate-avx2-cpu", action="store_true",
+                    help="also NumPy and avx2 as on a CPU with AVX2 but not AVX-512")
     args = ap.parse_args(argv)
     can = runnable()
-    rows = [(v, v, {}) for v in ("avx512", "avx2", "portable") if v in can]
-    rows.append(("off", "numpy", {}))
+    # (KPCA_NATIVE value, label, environment, NumPy's row for the ratio, best variant)
+    rows = [(v, v, {}, "numpy", None) for v in ("avx512", "avx2", "portable") if v in can]
+    rows.append(("off", "numpy", {}, "numpy", None))
+    old, avx2 = "numpy, no-AVX2 CPU (emulated)", "numpy, AVX2 CPU (emulated)"
     if args.emulate_old_cpu:
         if "portable" in can:
-            rows.append(("portable", "portable, no-AVX2 CPU (emulated)", OLD_CPU))
-        rows.append(("off", "numpy, no-AVX2 CPU (emulated)", OLD_CPU))
-    runs: dict[str, list[dict]] = {label: [] for _, label, _ in rows}
+            rows.append(("portable", "portable, no-AVX2 CPU (emulated)", OLD_CPU, old,
+                         "portable"))
+            rows.append(("portable", "portable, BLAS products, no-AVX2 CPU (emulated)",
+                         OLD_CPU, old, "avx2"))
+        rows.append(("off", old, OLD_CPU, old, None))
+    if args.emulate_avx2_cpu and "avx2" in can:
+        rows.append(("avx2", "avx2, AVX2 CPU (emulated)", AVX2_CPU, avx2, "avx2"))
+        rows.append(("off", avx2, AVX2_CPU, avx2, None))
+    runs: dict[str, list[dict]] = {label: [] for _, label, *_ in rows}
     for r in range(args.rounds):
-        for variant, label, extra in rows:
-            res = run(variant, args, extra)
+        for variant, label, extra, _, best in rows:
+            res = run(variant, args, extra, best)
             want = None if variant == "off" else variant
             assert res["tile"] == res["rbf"] == want, res
             runs[label].append(res)
             print(f"round {r + 1}: {label}: fit {res['fit']:.3f} s (CPU {res['fit_cpu']:.3f}), "
-                  f"pass {res['pass']:.3f} s (CPU {res['pass_cpu']:.3f})", file=sys.stderr)
+                  f"pass {res['pass']:.3f} s (CPU {res['pass_cpu']:.3f}); NumPy SIMD "
+                  f"{'+'.join(res['numpy_simd']) or 'baseline'}, OpenBLAS "
+                  f"{'/'.join(res['blas'])}", file=sys.stderr)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, n_jobs "
           f"{args.n_jobs or 'all'}; variants this CPU runs: "
           f"{', '.join(can) or 'none (not built)'}; medians of {args.rounds} processes x "
@@ -178,8 +218,7 @@ def main(argv=None) -> int:
     def med(label: str, key: str) -> float:
         return statistics.median(r[key] for r in runs[label])
 
-    for _, label, extra in rows:
-        ref = "numpy, no-AVX2 CPU (emulated)" if extra else "numpy"
+    for _, label, _, ref, _ in rows:
         cells = []
         for key in ("fit", "pass"):
             vals = [r[key] for r in runs[label]]
@@ -191,13 +230,24 @@ def main(argv=None) -> int:
     for v in ("avx512", "avx2", "portable"):
         if v not in can:
             print(f"| {v} | this CPU cannot run it | | | |")
+    print("\n(each row's ratio is to the NumPy row under the same emulation; NumPy's SIMD "
+          "targets and OpenBLAS's kernels, per row: " + "; ".join(
+              f"{label}: {'+'.join(runs[label][0]['numpy_simd']) or 'baseline'}, "
+              f"{'/'.join(runs[label][0]['blas'])}" for _, label, *_ in rows) + ")")
+    if "avx512" in can:  # the issue's target: AVX2 within 1.3x of AVX-512
+        print("\nAVX2 against AVX-512 (time / avx512's time, wall (CPU)):")
+        for label in [lab for _, lab, *_ in rows if lab.startswith("avx2")]:
+            print(f"- {label}: " + ", ".join(
+                f"{key} {med(label, key) / med('avx512', key):.2f}x "
+                f"({med(label, key + '_cpu') / med('avx512', key + '_cpu'):.2f}x)"
+                for key in ("fit", "pass")))
     if args.pieces:
         print("\nThe pieces on one thread (BLAS on one thread), ns a value of a 2,048 x 2,048 "
               "float32 tile, median of the processes' best of 7:\n")
         print(f"| variant | RBF block, d = {args.d} | tile's two products, 16 columns | "
               "24 columns |")
         print("|---|---|---|---|")
-        for _, label, _ in rows:
+        for _, label, *_ in rows:
             print(f"| {label} | " + " | ".join(
                 f"{med(label, key):.3f}" for key in ("block_ns", "product16_ns",
                                                      "product24_ns")) + " |")

@@ -134,17 +134,23 @@ def test_the_variable_warns_for_a_variant_this_cpu_cannot_run(value):
 
 
 def test_blas_products_and_sweeps_in_cache():
-    """Which variant hands its products to BLAS: the portable one always; avx2 and
-    avx512 on a matrix-free piece only where the block is not a multiple of their
-    vector or a wider variant runs on this CPU (forced narrower: BLAS's kernels are
-    wider)."""
+    """Which variant hands its products to BLAS: the portable one where a wider
+    variant runs on this CPU (forced narrower: BLAS's kernels are wider), never where
+    it is the best (then, as avx2 and avx512, its one-sweep product on a matrix-free
+    piece whose block is a multiple of its vector); avx2 and avx512 on a matrix-free
+    piece only where the block is not a multiple of their vector or a wider variant
+    runs on this CPU."""
     import types
 
     def ns(name, best, widths):
         return types.SimpleNamespace(name=name, best=best, widths=widths)
 
-    portable = ns("portable", "avx512", (4, 2))
-    assert _native.blas_products(portable) and not _native.sweeps_in_cache(portable, 16)
+    for wider in ("avx512", "avx2"):
+        portable = ns("portable", wider, (4, 2))
+        assert _native.blas_products(portable) and not _native.sweeps_in_cache(portable, 16)
+    alone = ns("portable", "portable", (4, 2))  # x86-64 without AVX2, ARM
+    assert not _native.blas_products(alone)
+    assert _native.sweeps_in_cache(alone, 24) and not _native.sweeps_in_cache(alone, 6)
     for name, width in (("avx2", 8), ("avx512", 16)):
         best = ns(name, name, (width, width // 2))
         assert not _native.blas_products(best)

@@ -127,32 +127,43 @@ def sgemm() -> Any:
 
 
 def blas_products(functions: Any) -> bool:
-    """Whether the variant bound in ``functions`` hands its float32 products (and the
-    portable variant its RBF exponents) to BLAS (:func:`sgemm`).
+    """Whether the variant bound in ``functions`` hands its float32 products (and its
+    RBF exponents) to BLAS (:func:`sgemm`): the portable variant where this CPU runs a
+    wider variant (``KPCA_NATIVE=portable`` on an AVX2 or AVX-512 CPU).
 
-    The portable variant does: BLAS's kernels are the widest this CPU runs, and its
-    own (4 lanes, no fused multiply-add) ran its one-sweep product at 0.7x and its
-    RBF dot products at half of BLAS's rate (docs/benchmarks.md, issue 31); it keeps
-    the element-wise work (the exponential, the sums) in portable C. avx2 and avx512
-    keep their one-sweep product, which reads a stored tile once for both products.
+    The cost argument is the width of the arithmetic. BLAS dispatches to the widest
+    kernels the CPU runs; the portable variant's own products and dot products are
+    16-byte vectors (SSE2 on x86-64: a multiply and an add where AVX2 has one fused
+    multiply-add on twice the lanes). Where the CPU runs AVX2, BLAS's products are the
+    faster, even with their packing (the portable one-sweep product ran at 0.7x
+    NumPy's two BLAS products on a stored tile, docs/benchmarks.md, issue 31). Where
+    the portable variant is the best the CPU runs (x86-64 without AVX2; ARM, whose
+    NEON is 16 bytes too), BLAS's kernels are no wider than its own, and its own code
+    does less: the one-sweep product reads a tile once for both products and packs
+    nothing, and the block's exponents never leave registers (with BLAS as on a CPU
+    without AVX2, OpenBLAS's SSE kernels: a stored tile's two products 3.9-5.5
+    against 6.1 ns a value by sgemm, a matrix-free piece's 3.5 against 4.9). The
+    element-wise work (the exponential, the sums) is portable C either way.
     """
-    return getattr(functions, "name", None) == "portable"
+    return (getattr(functions, "name", None) == "portable"
+            and getattr(functions, "best", "portable") != "portable")
 
 
 def sweeps_in_cache(functions: Any, width: int) -> bool:
     """Whether a matrix-free piece (evaluated into cache, then multiplied) is
     multiplied by the variant's one-sweep product rather than by BLAS: where the
-    variant has fused multiply-adds (avx2, avx512), the block's ``width`` is a
-    multiple of its vector, and it is the widest variant this CPU runs.
+    block's ``width`` is a multiple of the variant's vector and the variant is the
+    widest this CPU runs (so that BLAS's kernels are no wider than its own).
 
     A piece is read from cache, so the one sweep saves no memory traffic there, only
     BLAS's packing: it wins where its vectors are as wide as BLAS's (on this project's
     AVX2 machine, 2.77 against 2.95 CPU-s a 40,000-row pass), and loses where a
     narrower variant is forced on a wider CPU (``KPCA_NATIVE=avx2`` on AVX-512, where
-    BLAS runs AVX-512 kernels: the AVX2 pass took 1.48x the AVX-512 one's time).
+    BLAS runs AVX-512 kernels: the AVX2 pass took 1.48x the AVX-512 one's time;
+    ``KPCA_NATIVE=portable`` on AVX2: :func:`blas_products`).
     """
     name = getattr(functions, "name", None)
-    return (name in ("avx2", "avx512") and width % functions.widths[0] == 0
+    return (name in VARIANTS and width % functions.widths[0] == 0
             and name == getattr(functions, "best", name))
 
 

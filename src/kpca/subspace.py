@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import _native
 from ._config import get_config
 from ._parallel import job_threads, run_blocks
 from .kernels import FourierFeatures, Kernel, Precomputed
@@ -333,6 +334,9 @@ class FittedSubspace:
         fns = self._compiled_rows(prep, Cr, X.shape[0])
         if fns is not None:
             Cr, panels, sgemm = np.ascontiguousarray(Cr), prep.panels(), _tiled._sgemm()
+            # the portable variant's exponents by BLAS where a wider variant runs here
+            # (kpca._native.blas_products)
+            blas_block = _native.blas_products(fns)
 
         def work(start: int) -> None:
             Xb = X[start : start + piece_rows]
@@ -341,7 +345,8 @@ class FittedSubspace:
             acc = np.zeros((r, Ca.shape[1]), dtype=dt)
             if fns is not None and isinstance(Xr, _rbf_kernels._RBFRows):
                 # every piece in one compiled call, the GIL released throughout
-                fns.rows_rbf(Xr.aug, prep.aug, panels, Xr.clamp, Cr, acc, piece_cols, sgemm)
+                fns.rows_rbf(Xr.aug, prep.aug, panels, Xr.clamp, Cr, acc, piece_cols, sgemm,
+                             blas_block)
             else:
                 buf = np.empty(r * piece_cols, dtype=rows_dt)
                 for c0 in range(0, m, piece_cols):

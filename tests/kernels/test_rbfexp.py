@@ -149,12 +149,17 @@ def test_portable_exp_by_blas_is_the_portable_exp(variant):
 
 
 @portable_only
-def test_portable_block_prepared_goes_to_blas(monkeypatch, use, variant):
-    """RBF.block_prepared with the portable variant hands the block to BLAS's sgemm
-    (the capsule passed), for few rows as for many, packs no panels, and agrees with
+@pytest.mark.parametrize("best", ["avx2", "portable"])
+def test_portable_block_prepared_goes_to_blas(monkeypatch, use, variant, best):
+    """RBF.block_prepared with the portable variant forced below a wider variant this
+    CPU runs (``best``) hands the block to BLAS's sgemm (the capsule passed), for few
+    rows as for many, and packs no panels; where the portable variant is the best the
+    CPU runs (x86-64 without AVX2, ARM) it makes the block itself from the columns'
+    panels, as avx2 and avx512 do (kpca._native.blas_products). Either agrees with
     NumPy's two sweeps; a non-contiguous ``out`` stays with NumPy."""
     calls = []
     fns = use(variant)
+    wider = best != "portable"
 
     class Spy:
         name = fns.name
@@ -165,14 +170,22 @@ def test_portable_block_prepared_goes_to_blas(monkeypatch, use, variant):
             calls.append(args[4:])
             return fns.block(*args)
 
+    Spy.best = best
     monkeypatch.setattr(standard, "_rbfexp", Spy)
     rng = np.random.default_rng(5)
     X, Y = rng.standard_normal((37, 6)) + 50, rng.standard_normal((45, 6)) + 50
     k = RBF(gamma=0.1)
     prep = k.prepare(Y, np.float32)
+    # 37 rows (at least native_rbf_pack_rows: the columns are packed where the block
+    # is the variant's own), then 2 (the packed panels serve them too)
     for rows in (k.prepare_rows(X, prep), k.prepare_rows(X[:2], prep)):
+        n = len(calls)
         got = k.block_prepared(rows, prep)
-        assert calls[-1] == (_native.sgemm(),) and prep.panels() is None
+        assert len(calls) == n + 1
+        if wider:
+            assert calls[-1] == (_native.sgemm(),) and prep.panels() is None
+        else:
+            assert calls[-1] == () and prep.panels() is not None
         monkeypatch.setattr(standard, "NATIVE_RBF", False)
         np.testing.assert_allclose(k.block_prepared(rows, prep), got, rtol=4e-6, atol=1e-7)
         monkeypatch.setattr(standard, "NATIVE_RBF", True)

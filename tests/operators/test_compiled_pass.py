@@ -19,13 +19,20 @@ from kpca.operators import TiledKernelOperator, center
 
 VARIANTS = tiled._tileprod_ext.variants() if tiled._tileprod_ext is not None else ()
 every_variant = pytest.mark.parametrize("variant", VARIANTS)
+#: every variant as the best this CPU runs makes it (``best`` None), and the portable
+#: variant as the best variant of a CPU without a wider one (x86-64 without AVX2, ARM):
+#: its own block and one-sweep products rather than BLAS's (kpca._native.blas_products)
+every_case = pytest.mark.parametrize(
+    ("variant", "best"), [(v, None) for v in VARIANTS]
+    + ([("portable", "portable")] if "portable" in VARIANTS[1:] else []))
 
 
 @pytest.fixture
 def spy(monkeypatch):
-    """``spy(variant)``: the operator's compiled functions of that variant (None:
-    NumPy's path), counting the calls of each; returns the counts."""
-    def use(variant):
+    """``spy(variant, best=None)``: the operator's compiled functions of that variant
+    (None: NumPy's path), counting the calls of each, as on a CPU whose best variant
+    is ``best`` (None: this CPU's); returns the counts."""
+    def use(variant, best=None):
         calls = {"fused_rbf": 0, "build_rbf": 0, "product": 0}
         if variant is None:
             monkeypatch.setattr(tiled, "_tileprod", None)
@@ -42,7 +49,7 @@ def spy(monkeypatch):
             return call
 
         ns = type("Spy", (), {name: staticmethod(counted(name)) for name in calls})
-        ns.name, ns.widths = fns.name, fns.widths
+        ns.name, ns.widths, ns.best = fns.name, fns.widths, best or fns.best
         monkeypatch.setattr(tiled, "_tileprod", ns)
         monkeypatch.setattr(tiled, "NATIVE", True)
         monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
@@ -64,12 +71,12 @@ def _recomputed(kernel, X, **kw):
     return center(op, inplace=True)[0]
 
 
-@every_variant
+@every_case
 @pytest.mark.parametrize(("piece", "tile"), [((128, 512), None), ((7, 5), 45), ((16, 32), 64),
                                              ((16, 16), 333), ((9, 40), 100)])
 @pytest.mark.parametrize("b", [24, 12, 1])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_matrix_free_pass(spy, variant, piece, tile, b, n_jobs):
+def test_matrix_free_pass(spy, variant, best, piece, tile, b, n_jobs):
     """Every recomputed tile goes through one compiled call (no Python piece), with
     the products by the one-sweep kernel or BLAS (b = 12, 1: not a multiple of the
     AVX2 vector); the result is the dense reference's, and the Python loop's to
@@ -82,7 +89,7 @@ def test_matrix_free_pass(spy, variant, piece, tile, b, n_jobs):
     tol = 2e-5 * np.abs(ref).max()
     results = {}
     for v in (variant, None):
-        calls = spy(v)
+        calls = spy(v, best)
         op = _recomputed(kernel, X, tile=tile, piece=piece, n_jobs=n_jobs)
         pieces = []
         real = op._piece
@@ -97,12 +104,12 @@ def test_matrix_free_pass(spy, variant, piece, tile, b, n_jobs):
 
 
 
-@every_variant
+@every_case
 @pytest.mark.parametrize(("piece", "tile"), [((128, 512), None), ((7, 5), 45), ((16, 32), 64),
                                              ((9, 40), 100)])
 @pytest.mark.parametrize("b", [24, 12, 0])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_matrix_free_construction_pass(spy, variant, piece, tile, b, n_jobs):
+def test_matrix_free_construction_pass(spy, variant, best, piece, tile, b, n_jobs):
     """The construction pass of an operator that keeps no tile: every tile in one
     compiled call that also sums its rows (``lead``), so the products see the probe's
     own columns (24: the avx2 variant's one-sweep product, not BLAS's on 25); the row
@@ -115,7 +122,7 @@ def test_matrix_free_construction_pass(spy, variant, piece, tile, b, n_jobs):
     K = np.asarray(kernel.block(X), dtype=np.float64)
     results = {}
     for v in (variant, None):
-        calls = spy(v)
+        calls = spy(v, best)
         # a budget for the workspace and some tiles, not all: partial=False keeps none
         op = TiledKernelOperator(kernel, X, dtype=np.float32, memory_limit=3 * 10**5,
                                  tile=tile, piece=piece, n_jobs=n_jobs, probe=P,
@@ -135,8 +142,8 @@ def test_matrix_free_construction_pass(spy, variant, piece, tile, b, n_jobs):
                                    atol=5e-6 * np.abs(results[None][1]).max())
 
 
-@every_variant
-def test_matrix_free_fit_is_the_python_loops(spy, variant):
+@every_case
+def test_matrix_free_fit_is_the_python_loops(spy, variant, best):
     """A matrix-free float32 fit (KernelPCA's memory_limit) with the compiled loops and
     with NumPy's: the same eigenvalues and scores to float32 round-off."""
     import kpca
@@ -145,7 +152,7 @@ def test_matrix_free_fit_is_the_python_loops(spy, variant):
     X = rng.standard_normal((1200, 5))
     fits = {}
     for v in (variant, None):
-        calls = spy(v)
+        calls = spy(v, best)
         fits[v] = kpca.KernelPCA(5, kernel="rbf", gamma=0.3, eigen_solver="krylov",
                                  precision="float32", memory_limit="6MB",
                                  random_state=0).fit(X)
@@ -155,10 +162,10 @@ def test_matrix_free_fit_is_the_python_loops(spy, variant):
     np.testing.assert_allclose(np.abs(Z), np.abs(Z0), atol=1e-4 * np.abs(Z0).max())
 
 
-@every_variant
+@every_case
 @pytest.mark.parametrize("slice_rows", [8, 13, 128])
 @pytest.mark.parametrize(("tile", "b"), [(37, 16), (100, 32), (64, 0)])
-def test_construction_pass(spy, variant, slice_rows, tile, b):
+def test_construction_pass(spy, variant, best, slice_rows, tile, b):
     """The construction pass builds every kept tile in one compiled call: the stored
     tiles are the kernel matrix (the diagonal exactly 1), the row sums and the probe's
     product those of a float64 dense reference, and of the Python loop."""
@@ -169,7 +176,7 @@ def test_construction_pass(spy, variant, slice_rows, tile, b):
     K = np.asarray(kernel.block(X), dtype=np.float64)
     built = {}
     for v in (variant, None):
-        calls = spy(v)
+        calls = spy(v, best)
         with config_context(slice_rows=slice_rows):
             op = TiledKernelOperator(kernel, X, dtype=np.float32, tile=tile, n_jobs=2,
                                      probe=probe)
@@ -298,9 +305,9 @@ def test_the_gil_is_released_for_the_tile(variant):
     assert inside, (t1 - t0, len(stamps))
 
 
-@every_variant
+@every_case
 @pytest.mark.parametrize("estimator", ["KernelPCA", "SphericalKernelPCA"])
-def test_transform(spy, variant, estimator):
+def test_transform(spy, variant, best, estimator):
     """``transform`` of a float32 RBF model makes each block of rows in one compiled
     call (``rows_rbf``; a spherical model's extra column too): the scores of NumPy's
     loop to float32 round-off, and those of a float64 model to float32's accuracy;
@@ -314,11 +321,13 @@ def test_transform(spy, variant, estimator):
     exact = cls(4, kernel="rbf", gamma=0.2, precision="float64").fit(X)
     calls = spy(None)
     Z0, few0 = model.transform(X_new), model.transform(X_new[:5])
-    calls = {**spy(variant), "rows_rbf": 0}
+    calls = {**spy(variant, best), "rows_rbf": 0}
     fns = tiled._tileprod
 
     def rows_rbf(*args):
         calls["rows_rbf"] += 1
+        # the portable block by BLAS only where a wider variant runs (blas_products)
+        assert args[-1] == (variant == "portable" and fns.best != "portable")
         return _native.bind(tiled._tileprod_ext, variant).rows_rbf(*args)
 
     fns.rows_rbf = staticmethod(rows_rbf)
@@ -337,10 +346,12 @@ def test_transform(spy, variant, estimator):
 @pytest.mark.parametrize("cols", [1, 7, 16, 100, 1000])
 @pytest.mark.parametrize("with_panels", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_rows_rbf_against_numpy(variant, cols, with_panels, dtype):
+@pytest.mark.parametrize("blas_block", [True, False])
+def test_rows_rbf_against_numpy(variant, cols, with_panels, dtype, blas_block):
     """``rows_rbf`` directly: pieces of any width, starting on a panel or not, from the
     panels or the columns, into a float32 or float64 accumulator (added to what it
-    held): exp(A B^T) C of float64 NumPy, to float32 round-off."""
+    held), the portable variant's block by BLAS or its own (``blas_block``; the other
+    variants ignore it): exp(A B^T) C of float64 NumPy, to float32 round-off."""
     fns = _native.bind(tiled._tileprod_ext, variant)
     rng = np.random.default_rng(cols)
     A = rng.standard_normal((19, 5)).astype(np.float32)
@@ -352,7 +363,7 @@ def test_rows_rbf_against_numpy(variant, cols, with_panels, dtype):
         _native.bind(standard_ext(), variant).pack_panels(B, panels)
     acc0 = rng.standard_normal((19, 3)).astype(dtype)
     acc = acc0.copy()
-    fns.rows_rbf(A, B, panels, False, C, acc, cols, tiled._sgemm())
+    fns.rows_rbf(A, B, panels, False, C, acc, cols, tiled._sgemm(), blas_block)
     ref = acc0 + np.exp(A.astype(np.float64) @ B.T.astype(np.float64)) @ C
     np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
@@ -363,13 +374,14 @@ def standard_ext():
     return _standard._rbfexp_ext
 
 
-@every_variant
-def test_which_products_go_to_blas(monkeypatch, variant):
+@every_case
+def test_which_products_go_to_blas(monkeypatch, variant, best):
     """The portable variant hands its float32 products (construction, stored tiles,
-    matrix-free pieces) to BLAS's sgemm; avx2 and avx512 keep their one-sweep product
-    except on matrix-free pieces where a wider variant runs on this CPU or the block
-    is not a multiple of their vector (kpca._native.sweeps_in_cache). Every way gives
-    the dense reference's product."""
+    matrix-free pieces) to BLAS's sgemm where the CPU runs a wider variant
+    (kpca._native.blas_products), and keeps its own where it is the best (``best``);
+    avx2 and avx512 keep their one-sweep product except on matrix-free pieces where a
+    wider variant runs on this CPU or the block is not a multiple of their vector
+    (kpca._native.sweeps_in_cache). Every way gives the dense reference's product."""
     fns = _native.bind(tiled._tileprod_ext, variant)
     seen = {}
 
@@ -381,7 +393,7 @@ def test_which_products_go_to_blas(monkeypatch, variant):
 
     ns = type("Spy", (), {name: staticmethod(record(name))
                           for name in ("fused_rbf", "build_rbf", "product")})
-    ns.name, ns.widths, ns.best = fns.name, fns.widths, fns.best
+    ns.name, ns.widths, ns.best = fns.name, fns.widths, best or fns.best
     monkeypatch.setattr(tiled, "_tileprod", ns)
     monkeypatch.setattr(tiled, "NATIVE", True)
     monkeypatch.setattr(tiled, "NATIVE_WIDTH", dict(zip(
@@ -390,7 +402,7 @@ def test_which_products_go_to_blas(monkeypatch, variant):
     X = rng.standard_normal((150, 4))
     kernel = RBF(gamma=0.4)
     capsule = _native.sgemm()
-    portable = variant == "portable"
+    portable = variant == "portable" and ns.best != "portable"  # (BLAS's products)
     for b in (16, 24):
         seen.clear()
         V = rng.standard_normal((150, b))
@@ -401,6 +413,6 @@ def test_which_products_go_to_blas(monkeypatch, variant):
         assert all(any(a is capsule for a in args) == portable for args in seen["product"])
         free = _recomputed(kernel, X, tile=40, n_jobs=1)
         np.testing.assert_allclose(free.matmat(V), _dense(kernel, X, V), rtol=2e-4, atol=2e-4)
-        sweep = (not portable and b % fns.widths[0] == 0 and variant == fns.best)
+        sweep = (not portable and b % fns.widths[0] == 0 and variant == ns.best)
         assert seen["fused_rbf"] and all((args[-1] is None) == sweep
                                          for args in seen["fused_rbf"])

@@ -281,8 +281,8 @@ class RBF(_GammaMixin, Kernel):
             X = _RBFRows(prep.rows_side(X), clamp=True)
         if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out, prep.limits[0]):
             if _native.blas_products(_rbfexp):
-                # the portable variant: the exponents by BLAS, the exponential in C
-                # (kpca._native.blas_products); no panels
+                # the portable variant where the CPU runs a wider one: the exponents
+                # by BLAS, the exponential in C (kpca._native.blas_products); no panels
                 if out is None:
                     out = np.empty((X.aug.shape[0], prep.aug.shape[0]), np.float32)
                 _rbfexp.block(X.aug, prep.aug, X.clamp, out, _native.sgemm())

@@ -205,8 +205,8 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     cs = np.zeros(c, dtype=T.dtype) if lead and not diagonal else None
     VJ, VI = V[c0 : c0 + c], V[r0 : r0 + m]
     step = get_config()["slice_rows"]
-    # the portable variant's float32 products by BLAS, slice by slice in cache
-    # (kpca._native.blas_products)
+    # the portable variant's float32 products by BLAS, slice by slice in cache, where
+    # the CPU runs a wider variant (kpca._native.blas_products)
     blas = ((_sgemm(), step) if T.dtype == np.float32 and _native.blas_products(_tileprod)
             else ())
     if fill is None:
@@ -579,9 +579,9 @@ class TiledKernelOperator(KernelOperator):
                        X_rows: Any, lead: bool = False) -> None:
         """:meth:`_fused_tile` in one compiled call (``fns.fused_rbf``,
         :meth:`_compiled_pieces`). Each piece's two products: by the one-sweep tile
-        product where the variant has fused multiply-adds (avx2, avx512) and the block
-        is a multiple of its vector, else by BLAS's ``sgemm`` (:func:`_sgemm`; the
-        portable variant's products, without FMA, run at a fraction of BLAS's). With
+        product where the variant is the widest this CPU runs and the block is a
+        multiple of its vector (:func:`kpca._native.sweeps_in_cache`), else by BLAS's
+        ``sgemm`` (:func:`_sgemm`), whose kernels are the widest the CPU runs. With
         ``lead``, ``W`` has a first column more than ``V``, which gets the tile's row
         (and column) sums: the products of a column of ones."""
         i, j = self.tiles[t]

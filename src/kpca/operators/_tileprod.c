@@ -24,8 +24,10 @@
  * The variants (avx512, avx2, portable: _native.h) are chosen at run time;
  * variants() lists those this CPU runs, variant(name) binds one. The portable
  * variant's float32 products are BLAS's where the caller hands over its sgemm
- * (blas_slice; kpca._native.blas_products): with 4 lanes and no fused multiply-add
- * its one-sweep product ran at 0.7x NumPy's two BLAS products.
+ * (blas_slice), which kpca does where the CPU runs a wider variant
+ * (kpca._native.blas_products): there, with 4 lanes and no fused multiply-add, its
+ * one-sweep product ran at 0.7x NumPy's two BLAS products; where it is the best
+ * variant, BLAS's kernels are no wider and the one sweep wins.
  */
 #include "../_native.h"
 #include "../kernels/_rbfblock.h"
@@ -779,10 +781,11 @@ rows_rbf(PyObject *self, PyObject *args)
     Py_buffer A = {0}, B = {0}, Q = {0}, C = {0}, O = {0};
     PyObject *a, *bb, *q, *cc, *o, *blas, *result = NULL;
     Py_ssize_t cols;
-    int clamp;
+    int clamp, blas_block = 1;
     float *work = NULL;
     sgemm_fn sgemm = NULL;
-    if (!PyArg_ParseTuple(args, "OOOpOOnO", &a, &bb, &q, &clamp, &cc, &o, &cols, &blas))
+    if (!PyArg_ParseTuple(args, "OOOpOOnO|p", &a, &bb, &q, &clamp, &cc, &o, &cols, &blas,
+                          &blas_block))
         return NULL;
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
     if (PyObject_GetBuffer(a, &A, flags) < 0 || PyObject_GetBuffer(bb, &B, flags) < 0 ||
@@ -831,7 +834,7 @@ rows_rbf(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t e0 = 0; e0 < c; e0 += cols) {
             Py_ssize_t e1 = e0 + cols < c ? e0 + cols : c, w = e1 - e0;
-            if (v == KPCA_PORTABLE) /* the portable variant's block by BLAS */
+            if (v == KPCA_PORTABLE && blas_block) /* the portable block by BLAS */
                 rbf_block_blas(sgemm, Af, m, p, Bf + e0 * p, w, P, clamp);
             else {
                 const float *panels;
@@ -904,10 +907,12 @@ static PyMethodDef bound[] = {
      "None, or a PyCapsule of BLAS's sgemm, with which the products are BLAS's (any b)\n"
      "and the portable variant's exponents too. Releases the GIL."},
     {"rows_rbf", rows_rbf, METH_VARARGS,
-     "rows_rbf(A, B, panels, clamp, C, acc, cols, sgemm): acc += exp(A B^T) C (clamped\n"
-     "at 0 if clamp), in pieces of cols columns, each multiplied by sgemm (a PyCapsule\n"
-     "of the Fortran BLAS sgemm) while in cache. A (m, p), B (c, p), C (c, k) float32;\n"
-     "panels: B's panels or None; acc (m, k) float32 or float64. Releases the GIL."},
+     "rows_rbf(A, B, panels, clamp, C, acc, cols, sgemm, blas_block=True): acc +=\n"
+     "exp(A B^T) C (clamped at 0 if clamp), in pieces of cols columns, each multiplied by\n"
+     "sgemm (a PyCapsule of the Fortran BLAS sgemm) while in cache; with blas_block the\n"
+     "portable variant's exponents are sgemm's too (else its own block, from the panels).\n"
+     "A (m, p), B (c, p), C (c, k) float32; panels: B's panels or None; acc (m, k)\n"
+     "float32 or float64. Releases the GIL."},
     {NULL, NULL, 0, NULL},
 };
 
