@@ -95,6 +95,36 @@ def test_block_lanczos_shares_the_rows_of_large_algebra(monkeypatch, large):
     assert seen and all(s == {1} for s in seen)
 
 
+def test_block_lanczos_shares_tall_sweeps_without_waking_blas(monkeypatch):
+    """From split_sweep_values values read a sweep on (a setting; below the size where
+    BLAS threads pay), Gram-Schmidt shares the basis's rows among the operator's
+    threads while the main thread's BLAS stays on one thread (no OpenBLAS thread woken
+    to spin against the next pass). The eigenpairs are those of the unshared sweeps to
+    the solver's tolerance, and the same bits fit after fit."""
+    monkeypatch.setattr(tiled, "tile_size", lambda *a, **k: 128)
+    calls: list[tuple[int, set[int]]] = []
+    real_project = krylov.project_out
+
+    def project(Q, W, w=1):
+        calls.append((w, _blas_threads()))
+        return real_project(Q, W, w)
+
+    monkeypatch.setattr(krylov, "project_out", project)
+    fits = {}
+    for split in (1, 2**40):
+        with blas_threads(2), kpca.config_context(split_sweep_values=split):
+            fits[split] = [_fit(n=2600, n_jobs=2) for _ in range(2)]
+        workers = {w for w, _ in calls}
+        assert workers == ({n_threads(2)} if split == 1 else {1})
+        assert all(blas == {1} for _, blas in calls)
+        calls.clear()
+    shared, alone = fits[1][0], fits[2**40][0]
+    np.testing.assert_array_equal(fits[1][1].eigenvalues_, shared.eigenvalues_)
+    np.testing.assert_array_equal(fits[1][1].eigenvectors_, shared.eigenvectors_)
+    np.testing.assert_allclose(shared.eigenvalues_, alone.eigenvalues_,
+                               rtol=1e-6 * alone.eigenvalues_[0] / alone.eigenvalues_[-1])
+
+
 def test_wrapped_operators_pass_their_threads_on(monkeypatch):
     """The robust estimators solve on a centred wrapper of the tiled operator (inside
     the fit's one-thread setting): the wrapper reports the tiled operator's threads,

@@ -881,6 +881,17 @@ _register("selection_preimage_rows", Setting(
     "candidate, fold and k (LAPACK's dsyevd); m = 512 is 1.2 Gflop, a fraction of a "
     "second on one core, below the fold's own kernel matrix for n of a few thousand.",
     low=2))
+_register("split_sweep_values", Setting(
+    2**21,
+    "A sweep over tall float64 arrays between the passes of a tiled operator (the sum "
+    "of its workers' accumulators, block Lanczos's orthogonalisation, the warm start's "
+    "Cholesky QR) shares its rows among the operator's worker threads (one BLAS thread "
+    "each) from this many values read on; below, it runs on the calling thread. "
+    "Rule: a cost model. Handing work to a new pool of threads costs tenths of a "
+    "millisecond (thread starts and hand-overs); 2^21 values (16 MiB) take one core "
+    "~1-2 ms to read at ~10 GB/s, so sharing pays from about there, and the sweeps of "
+    "a fit of up to ~20,000 rows stay on one thread.",
+    low=1))
 
 
 # ---------------------------------------------------------------------------- machinery

@@ -298,3 +298,36 @@ def test_tiled_all_or_nothing_storage(gram, tiles_fit):
     op, _ = center(op, inplace=True)
     V = np.random.default_rng(9).normal(size=(40, 3))
     np.testing.assert_allclose(op.matmat(V), _reference(K, True) @ V, atol=1e-10)
+
+
+@pytest.mark.parametrize("budget", [None, 4 * 7 * 7 * 8], ids=["stored", "matrix-free"])
+def test_tiled_workers_sums_are_added_in_order(gram, budget):
+    """A pass's workers' accumulators are summed in the workers' order, on one thread
+    or with the rows shared among the workers (the setting split_sweep_values): the
+    same bits either way, the dense reference's product; the accumulators are the
+    operator's from pass to pass (no fresh memory each pass), grown for a wider
+    block, and every pass's result is its own array."""
+    from kpca import config_context
+
+    kernel, X, T, K = gram
+    rng = np.random.default_rng(9)
+    blocks = [rng.normal(size=(40, b)) for b in (3, 5, 2, 5)]
+    ref = _reference(K, True)
+    results = {}
+    for split in (1, 2**40):  # every sum shared among the workers; none
+        with config_context(n_cores=4, split_sweep_values=split):
+            op, _ = center(TiledKernelOperator(kernel, X, dtype=np.float64, tile=7,
+                                               memory_limit=budget, n_jobs=4), inplace=True)
+            assert op.workers == 4
+            outs, buffers = [], []
+            for V in blocks:
+                outs.append(op.matmat(V))
+                buffers.append([id(a) for a in op._acc])
+        for V, out in zip(blocks, outs, strict=True):
+            np.testing.assert_allclose(out, ref @ V, atol=1e-10 * np.abs(ref @ V).max())
+        # kept from pass to pass: grown for 5 columns, then kept for 2 and 5
+        assert buffers[0] != buffers[1] == buffers[2] == buffers[3]
+        assert len({id(o) for o in outs}) == len(outs)
+        results[split] = outs
+    for a, b in zip(results[1], results[2**40], strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -111,19 +111,25 @@ def test_estimator_with_warm_start_matches_dense(center_):
                                np.abs(dense.transform(X[:50])), atol=1e-6)
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize(("n_jobs", "split"), [(1, None), (2, None), (2, 1)])
 @pytest.mark.parametrize("center_", [True, False])
-def test_chunked_sums_give_the_direct_nystrom_directions(center_, n_jobs):
+def test_chunked_sums_give_the_direct_nystrom_directions(center_, n_jobs, split):
     """Past one chunk of rows (4,096), the start equals the top principal directions
     of the Nyström features F = k(X, Z) K_mm^(-1/2) computed in one piece, whether
-    the chunks run on one thread or on several (their sums merged by their means)."""
+    the chunks run on one thread or on several (their sums merged by their means),
+    and with the final Cholesky QR's rows shared among the threads (the setting
+    split_sweep_values) or not; its columns are orthonormal."""
     from sklearn.utils import check_random_state
+
+    from kpca import config_context
 
     rng = np.random.default_rng(6)
     X = rng.standard_normal((9000, 4))
     kernel, m, b = RBF(gamma=0.4), 60, 8
-    Q = nystrom_start(kernel, X, b, center=center_, n_landmarks=m, random_state=7,
-                      n_jobs=n_jobs)
+    with config_context(**({} if split is None else {"split_sweep_values": split})):
+        Q = nystrom_start(kernel, X, b, center=center_, n_landmarks=m, random_state=7,
+                          n_jobs=n_jobs)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(b), atol=1e-12)
     Z = X[np.sort(check_random_state(7).choice(9000, size=m, replace=False))]
     s, V = eigh(kernel.block(Z))
     keep = s > 1e-10 * s.max()

@@ -337,6 +337,8 @@ class TiledKernelOperator(KernelOperator):
         self._deferred = False
         self._keep = set(range(lay.n_keep))
         self._store: dict[int, np.ndarray] = {}
+        # the workers' accumulators, kept from pass to pass (_accumulator)
+        self._acc: list[np.ndarray | None] = [None] * self.workers
         self.n_passes = 0
         first = np.ones((n, 1)) if probe is None else np.hstack([np.ones((n, 1)), probe])
         out = self._pass(first, build=True, ones_first=True)
@@ -435,8 +437,9 @@ class TiledKernelOperator(KernelOperator):
             order.sort(key=lambda t: t in self._store)
         groups = [order[w :: self.workers] for w in range(self.workers)]
 
-        def work(group: list[int]) -> np.ndarray:
-            W = np.zeros((n, b), dtype=np.float64)
+        def work(item: tuple[int, list[int]]) -> np.ndarray:
+            w, group = item
+            W = self._accumulator(w, n, b)  # zeroed here, in this worker's thread
             buf = None
             rows = (-1, None)  # the last tile row prepared, reused by its next tiles
             for t in group:
@@ -474,14 +477,12 @@ class TiledKernelOperator(KernelOperator):
                     self._tile_product(T, i == j, V, W, self.bounds[i], self.bounds[j])
             return W
 
-        parts = self._parallel(work, [g for g in groups if g])
-        out = parts[0]
-        for p in parts[1:]:
-            out += p
+        parts = self._parallel(work, [(w, g) for w, g in enumerate(groups) if g])
+        terms = None
         if self._deferred:  # K~ V = K V - r (1^T V) - 1 ((r - g)^T V)
             r, rg, _ = self._centering_rows(np.float64)
-            out -= np.outer(r, V.sum(axis=0, dtype=np.float64))
-            out -= (rg @ V)[None, :]
+            terms = (r, V.sum(axis=0, dtype=np.float64), rg @ V)
+        out = self._sum_parts(parts, terms)
         self.n_passes += 1
         elapsed = time.perf_counter() - start
         logger.info(
@@ -491,6 +492,47 @@ class TiledKernelOperator(KernelOperator):
         )
         if self.progress is not None:
             self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
+        return out
+
+    def _accumulator(self, w: int, n: int, b: int) -> np.ndarray:
+        """Worker ``w``'s accumulator of a pass, ``(n, b)`` float64, zeroed: a view of a
+        buffer the operator keeps from pass to pass (so that each pass does not take
+        fresh pages: at n = 100,000, 16 workers x 20 MB a pass), grown when a pass is
+        wider. Called in the worker's thread, which writes its pages first."""
+        buf = self._acc[w]  # (each worker its own slot: no other thread writes it)
+        if buf is None or buf.size < n * b:
+            buf = self._acc[w] = np.empty(n * b)
+        W = buf[: n * b].reshape(n, b)
+        W.fill(0.0)
+        return W
+
+    def _sum_parts(self, parts: list[np.ndarray], terms: tuple | None = None) -> np.ndarray:
+        """The sum of the workers' accumulators, a new array, added in their order
+        (``parts[0] + parts[1] + ...``, the same bits for the same ``n_jobs``), less the
+        centring ``terms`` ``(r, 1^T V, (r - g)^T V)`` where given: ``- r (1^T V)``, then
+        ``- 1 ((r - g)^T V)``. The rows are shared among the workers where the sum is
+        large (the setting ``split_sweep_values``): with 16 workers at n = 100,000 one
+        thread added 36 million values a pass between the workers' passes."""
+        n, b = parts[0].shape
+        out = np.empty((n, b))
+        read = n * b * len(parts)
+        chunks = max(1, min(self.workers, read // get_config()["split_sweep_values"]))
+        cuts = [n * c // chunks for c in range(chunks + 1)]
+
+        def add(c: int) -> None:
+            rows = slice(cuts[c], cuts[c + 1])
+            if len(parts) == 1:
+                out[rows] = parts[0][rows]
+            else:
+                np.add(parts[0][rows], parts[1][rows], out=out[rows])
+            for p in parts[2:]:
+                out[rows] += p[rows]
+            if terms is not None:
+                r, colsum, rgV = terms
+                out[rows] -= np.outer(r[rows], colsum)
+                out[rows] -= rgV[None, :]
+
+        self._parallel(add, list(range(chunks)))
         return out
 
     def _compute_tile(self, t: int, X_rows: Any = None) -> np.ndarray:

@@ -121,6 +121,12 @@ def nystrom_start(
         return _nystrom_start(kernel, X, b, center, m, random_state, workers)
 
 
+def _sweep_workers(n: int, b: int, workers: int) -> int:
+    """Threads sharing the rows of the block's Cholesky QR (kpca.solvers._orth): the
+    workers from ``split_sweep_values`` values of the block on (a setting), else one."""
+    return workers if n * b >= get_config()["split_sweep_values"] else 1
+
+
 def _chunks(n: int, workers: int) -> list[int]:
     """Starts of the row chunks of the landmark rows: at most ``start_chunk_rows`` rows
     each (to within one), sizes differing by at most one row, and a multiple of
@@ -250,20 +256,23 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
                 A, shift, norms = found
                 P = np.empty((n, A.shape[1]))
 
-                def project(w: int) -> None:
+                def project(w: int) -> bool:
+                    # orthogonal columns: normalized here, Cholesky QR makes them
+                    # orthonormal; each worker checks its own rows (no serial sweeps)
+                    finite = True
                     for lo, hi in groups[w]:
                         C = _landmark_rows(kernel, X[lo:hi], Z, prep, bufs[w])
                         np.subtract(C @ A, shift, out=P[lo:hi])
+                        P[lo:hi] /= norms
+                        finite = finite and bool(np.all(np.isfinite(P[lo:hi])))
+                    return finite
 
-                run_blocks(project, range(len(groups)), workers)
-                if not np.all(np.isfinite(P)):
+                if not all(run_blocks(project, range(len(groups)), workers)):
                     P = np.empty((n, 0))
-                # orthogonal columns: normalized, Cholesky QR makes them orthonormal
-                P /= norms[: P.shape[1]]
     logger.debug("nystrom start: %d landmarks, %d Nystrom directions", m, P.shape[1])
     if P.shape[1] < b:  # rank-deficient features (or a kernel that overflows): complete
         P = np.hstack([P, rng.standard_normal((n, b - P.shape[1]))])
-    elif cholesky_qr(P) is not None:
+    elif cholesky_qr(P, workers=_sweep_workers(n, b, workers)) is not None:
         return P
     return qr(P, mode="economic")[0]
 
