@@ -38,6 +38,7 @@ import platform
 import resource
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 
@@ -51,6 +52,20 @@ from kpca._memory import parse_memory
 
 def n_cores() -> int:
     return kpca.get_config()["n_cores"]  # affinity and cgroup CPU quota
+
+
+def smt() -> str:
+    """Hardware threads sharing cpu0's core (Linux sysfs), or '?'."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list") as f:
+            text = f.read().strip()
+    except OSError:
+        return "?"
+    count = 0
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return str(count)
 
 
 def warm(gb: float) -> None:
@@ -178,16 +193,19 @@ def kpca_alone(n: int, d: int, k: int, memory_limit: str | None) -> dict:
     kpca.KernelPCA(k, kernel="rbf", gamma=1.0 / d, random_state=0).fit(data(1000, d))
     with PassCounter() as passes:
         t, c, w = time.perf_counter(), time.process_time(), time.time()
+        main = time.thread_time()  # this thread's CPU: the fit's serial work
         est = kpca.KernelPCA(
             k, kernel="rbf", gamma=1.0 / d, random_state=0, memory_limit=memory_limit
         ).fit(X)
         dt, cpu = time.perf_counter() - t, time.process_time() - c
+        serial = time.thread_time() - main
         phases = passes.phases(w, time.time())
     rss = peak_rss()
     return {
         "n": n,
         "kpca_s": dt,
         "cpu_s": cpu,
+        "serial_cpu_s": serial,
         "pass_s": passes.seconds,
         "residuals": passes.residuals,
         **phases,
@@ -223,7 +241,9 @@ def main(argv=None) -> int:
         return 0
 
     print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
-          f"python {platform.python_version()}, numpy {np.__version__}")
+          f"python {platform.python_version()}, numpy {np.__version__}; "
+          f"{n_cores()} cores, {smt()} hardware thread(s) a core; extensions built with "
+          f"CFLAGS {sysconfig.get_config_var('CFLAGS')!r} (setup.py appends -O3)")
     # this machine's primitives, for the roofline bound of every fit (roofline.py)
     prim = measure_primitives(args.d, 16, [128, 256, 512, 1024], n_cores(), 5,
                               widths=[16, 24, 32])
@@ -309,14 +329,16 @@ def main(argv=None) -> int:
         # where each fit's time went (from kpca's log events): the passes, and what is
         # not a pass (before the first: plan, warm start, set-up; between: the
         # solver's algebra; after the last: Ritz vectors, scores); CPU time of all
-        # threads, and the solver's residual after each pass
-        print("\n| n | fit s | CPU s | passes s (each) | before s | between s | after s | "
-              "residual after each pass |")
-        print("|---|---|---|---|---|---|---|---|")
+        # threads, the main thread's CPU time (the serial work: what runs outside the
+        # worker threads), and the solver's residual after each pass
+        print("\n| n | fit s | CPU s | serial CPU s | passes s (each) | before s | between s "
+              "| after s | residual after each pass |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in alone:
             each = ", ".join(f"{s:.2f}" for s in r["pass_s"])
             res = ", ".join(f"{v:.1e}" for v in r["residuals"])
-            print(f"| {r['n']} | {r['kpca_s']:.2f} | {r['cpu_s']:.1f} | {r['passes_s']:.2f} "
+            print(f"| {r['n']} | {r['kpca_s']:.2f} | {r['cpu_s']:.1f} | "
+                  f"{r['serial_cpu_s']:.2f} | {r['passes_s']:.2f} "
                   f"({each}) | {r['before_s']:.2f} | {r['between_s']:.2f} | "
                   f"{r['after_s']:.2f} | {res} |")
     growth = cost_growth(rows)
