@@ -33,6 +33,10 @@ eigensolver). gamma = 1 / (d Var X) of the first batch.
    alternate, ``--repeats`` times; medians of wall-clock and of process CPU time
    (less sensitive to other processes on a shared machine), their ratios, and the
    load average before and after each block.
+5. **profile** (``--profile``: only this part runs): one update's process CPU time by
+   part (passes, the new rows' kernel values, the products with the new columns, small
+   eigenproblems, the update's own algebra, the rest), from cProfile with one worker
+   thread.
 
 Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--batch 500] [--at 10000] [--repeats 5] [--landmarks 1000 2000]
@@ -40,6 +44,7 @@ Usage: python benchmarks/bench_incremental.py [--data blobs|gauss] [--n 20000]
        [--warm-memory GIB] [--skip-exact] [--skip-bounded] [--skip-memory]
        python benchmarks/bench_incremental.py --costs [--repeats 7] [--fit-rows 6500]
        [--update-at 6000 10000] [--trace]
+       python benchmarks/bench_incremental.py --profile [--repeats 5] [--update-at 6000 10000]
 """
 
 from __future__ import annotations
@@ -341,6 +346,89 @@ def update_trace(label: str, base, nxt, k: int, refit_cpu: float, repeats: int) 
     return f"| {label} | {what} | {p * 1e3:.0f} | {share:.0%} | {bound} |"
 
 
+#: cProfile's functions grouped into the parts of an update (by function name)
+PROFILE_PARTS = {
+    "product": "passes: tiled products with the stored matrix",
+    "native_tile_product": "passes: per-tile Python (accumulators, adds into W)",
+    "block": "new rows' kernel values (compiled RBF block)",
+    "work": "new rows' kernel values: per-chunk products with [V, 1], row sums",
+    "matmul_rows": "products with the new columns (E U)",
+    "eigh": "small eigenproblems (Ritz, Gram matrices)",
+    "extend_eigenpairs": "step 1's own algebra (sketch, projected matrix, Y, KY)",
+    "_refine": "refinement's own algebra (projections, residuals, final Q C)",
+    "orthogonal_directions": "refinement's own algebra (projections, residuals, final Q C)",
+    "_orthonormal": "step 1's own algebra (sketch, projected matrix, Y, KY)",
+}
+
+
+def profile_part(a) -> None:
+    """Where one update's CPU time goes, by function (cProfile on process CPU time,
+    one worker thread so that each function's own time is its CPU time; BLAS calls
+    are attributed to the Python function that makes them). ``--repeats`` updates of
+    ``--batch`` rows at each of ``--update-at`` rows, on shallow copies of a model
+    fitted at once, both data sets."""
+    import cProfile
+    import pstats
+
+    from kpca.operators import _growing
+
+    # the worker functions nested in the stored matrix's product and in the new rows'
+    # block row share a name: told apart by their first line
+    nested = {}
+    for outer, as_name in ((_growing.GrowingGram.matmat, "product"),
+                           (_growing._block_row, "work")):
+        for const in outer.__code__.co_consts:
+            if hasattr(const, "co_firstlineno"):
+                nested[(const.co_name, const.co_firstlineno)] = as_name
+    k, b = a.k, a.batch
+    print(f"\n## One update by function: cProfile, process CPU time, n_jobs=1, "
+          f"{a.repeats} updates, ms per update\n")
+    rows = []
+    for data in ("gauss", "blobs"):
+        n_max = max(a.update_at) + b
+        X = make_data(data, n_max, seed=0)
+        gamma = 0.05 if data == "gauss" else 1.0 / (X.shape[1] * X[:b].var())
+        for n0 in a.update_at:
+            model = IncrementalKernelPCA(k, kernel="rbf", gamma=gamma, batch_size=b,
+                                         n_jobs=1).fit(X[:n0])
+            nxt = X[n0 : n0 + b]
+            copy.copy(model).partial_fit(nxt)  # warm: pages, imports
+            prof = cProfile.Profile(time.process_time)
+            c = time.process_time()
+            for _ in range(a.repeats):
+                prof.enable()
+                copy.copy(model).partial_fit(nxt)
+                prof.disable()
+            total = (time.process_time() - c) / a.repeats
+            parts: dict[str, float] = {}
+            rest: dict[str, float] = {}
+            for (_, line, name), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
+                if name.startswith("<built-in method "):  # compiled: "<... module.name>"
+                    name = name[:-1].rsplit(".", 1)[-1]
+                part = PROFILE_PARTS.get(nested.get((name, line), name),
+                                         "everything else (attributes, checks, ...)")
+                parts[part] = parts.get(part, 0.0) + tottime / a.repeats
+                if part.startswith("everything else"):
+                    rest[name] = rest.get(name, 0.0) + tottime / a.repeats
+            cells = " / ".join(f"{v * 1e3:.1f}" for v in parts.values())
+            rows.append((f"{data}, {n0:,}", total, parts))
+            print(f"{data} {n0:,}: {total * 1e3:.0f} ms CPU per update (profiled): {cells}",
+                  flush=True)
+            top = sorted(rest.items(), key=lambda kv: -kv[1])[:8]
+            print("  everything else, largest: "
+                  + ", ".join(f"{name} {v * 1e3:.1f}" for name, v in top))
+    names = list(dict.fromkeys([
+                                *PROFILE_PARTS.values(),
+                                "everything else (attributes, checks, ...)"]))
+    print("\n| part | " + " | ".join(r[0] for r in rows) + " |")
+    print("|---|" + "---|" * len(rows))
+    for name in names:
+        print(f"| {name} | " + " | ".join(f"{r[2].get(name, 0.0) * 1e3:.1f}" for r in rows)
+              + " |")
+    print("| **total (profiled)** | " + " | ".join(f"**{r[1] * 1e3:.0f}**" for r in rows)
+          + " |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", choices=["blobs", "gauss", "digits"], default="blobs",
@@ -373,8 +461,17 @@ def main() -> None:
     p.add_argument("--trace", action="store_true",
                    help="with --costs: each update's residual after every step, the CPU "
                         "time of one pass, and the ratio an update of passes alone reaches")
+    p.add_argument("--profile", action="store_true",
+                   help="only one update's CPU time by part (cProfile, n_jobs=1; see "
+                        "profile_part), on both data sets at each --update-at")
     a = p.parse_args()
     warnings.simplefilter("ignore")
+    if a.profile:
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
+              f"{platform.python_version()}, numpy {np.__version__}; load average at start "
+              f"{os.getloadavg()[0]:.2f}")
+        profile_part(a)
+        return
     if a.costs:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
               f"{platform.python_version()}, numpy {np.__version__}; load average at start "
