@@ -18,6 +18,7 @@ from kpca._fit import (
     decompose,
     exact_result,
     make_plan,
+    shape_plan,
     solve,
     solve_centred,
 )
@@ -63,6 +64,18 @@ def test_a_reweighting_strategy_plans_no_primal_route_and_keeps_partial_tiles():
     assert make_plan(X, Linear(), settings).solver == "primal"
     plan = make_plan(X, Linear(), settings, reweights=True)
     assert plan.solver != "primal" and plan.partial_storage
+
+
+def test_shape_plan_is_the_fits_plan_without_the_data():
+    """From the shape and dtype alone: the plan make_plan gives the rows themselves (up
+    to 4,096 float64 rows nothing is provisional), for the mean and a reweighting."""
+    X = _rows(1500, 6)
+    settings = FitSettings(n_components=8)
+    for reweights in (False, True):
+        pure = shape_plan(X.shape, X.dtype, RBF(gamma=0.3), settings, reweights=reweights)
+        rows = make_plan(X, RBF(gamma=0.3), settings, reweights=reweights)
+        assert pure.decisions() == rows.decisions()
+        assert pure.partial_storage == reweights
 
 
 # ----------------------------------------------------------------------------- operator

@@ -81,7 +81,7 @@ logger = logging.getLogger("kpca")
 __all__ = [
     "Centring", "Decomposition", "FitResult", "FitSettings", "MeanCentring", "build_operator",
     "commit", "decompose", "device_plan", "exact_result", "is_precomputed", "make_plan",
-    "parallel_analysis", "resolved_gamma", "solve", "solve_centred",
+    "parallel_analysis", "resolved_gamma", "shape_plan", "solve", "solve_centred",
 ]
 
 
@@ -211,6 +211,31 @@ def make_plan(X: Any, kernel: Kernel, settings: FitSettings, *, reweights: bool 
         distributed=distributed, primal=primal and not reweights,
         partial_storage=reweights, float32_error=float32_error, device=dev,
         device_memory=dev_memory)
+
+
+def shape_plan(shape: tuple[int, ...], dtype: Any, kernel: Kernel, settings: FitSettings, *,
+               reweights: bool = False, auto: bool = False, sparse: bool = False,
+               distributed: bool = False, device: str | None = None,
+               device_memory: int | None = None) -> FitPlan:
+    """The plan of a fit of data of this shape and dtype (``KernelPCA.plan``): no data
+    read, no kernel value evaluated. ``auto``: ``n_components='auto'``'s first round
+    of parallel analysis. The other arguments are :func:`make_plan`'s and
+    :func:`kpca._plan.plan_fit`'s."""
+    n = shape[0]
+    vectors = (len(shape) == 2 and getattr(kernel, "requires_vectors", True)
+               and not settings.precomputed)
+    k = requested_components(settings.n_components, n)
+    if auto:
+        rank = kernel.rank_bound(shape[1]) if vectors else None
+        k_max = max(1, min(n - 1 if settings.center else n, rank if rank else n))
+        k = min(k_max, get_config()["parallel_analysis_start_components"])
+    return plan_fit(
+        n, shape[1] if vectors else None, kernel, dtype=dtype,
+        n_components=settings.n_components, k=k, eigen_solver=settings.eigen_solver,
+        precision=settings.precision, memory_limit=settings.memory_limit,
+        center=settings.center, n_jobs=settings.n_jobs, precomputed=settings.precomputed,
+        sparse=sparse, distributed=distributed, primal=not reweights,
+        partial_storage=reweights, device=device, device_memory=device_memory)
 
 
 def device_plan(plan: FitPlan, device: Any, settings: FitSettings) -> FitPlan:

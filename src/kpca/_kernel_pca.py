@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._array_api import device_memory_limit, device_namespace, from_host, refuse_device, to_host
 from ._base import N_COMPONENTS, BaseKernelPCA
-from ._config import get_config
 from ._fit import (
     Centring,
     FitResult,
@@ -33,10 +32,11 @@ from ._fit import (
     is_precomputed,
     parallel_analysis,
     resolved_gamma,
+    shape_plan,
 )
 from ._memory import parse_memory
 from ._parallel import job_threads
-from ._plan import FitPlan, plan_fit, requested_components
+from ._plan import FitPlan
 from .diagnostics import Influence
 from .kernels import (
     GAMMA_HEURISTICS,
@@ -297,25 +297,7 @@ class KernelPCA(BaseKernelPCA):
                            kernel_params=self.kernel_params, n_jobs=self.n_jobs)
 
     def _validate_X(self, X: Any, *, reset: bool, kernel: Kernel) -> Any:
-        if not getattr(kernel, "requires_vectors", True) and not isinstance(kernel, Precomputed):
-            # objects that are not feature vectors (e.g. strings for kernel='spectrum'):
-            # a 1-D object array, sliceable by rows like a matrix
-            if reset and self.fit_inverse_transform:
-                raise ValueError(
-                    f"fit_inverse_transform=True needs vector inputs; the {kernel.name!r} "
-                    "kernel works on strings, which have no pre-image map.")
-            X = as_strings(X)
-            if reset:
-                X = X.copy() if self.copy_X else X
-                for attr in ("n_features_in_", "feature_names_in_"):
-                    self.__dict__.pop(attr, None)
-            kernel.check_input(X)
-            return X
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          copy=self.copy_X if reset else False, reset=reset,
-                          ensure_min_samples=1)
-        kernel.check_input(X)
-        return X
+        return validate_rows(self, X, reset=reset, kernel=kernel)
 
     def _validate_new(self, X: Any) -> Any:
         # transform, inverse_transform and denoise take device arrays before this
@@ -395,25 +377,13 @@ class KernelPCA(BaseKernelPCA):
             dtype = np.dtype(dtype if dtype in (np.float32, np.float64) else np.float64)
         if not shape or shape[0] < 1:
             raise ValueError(f"X: expected data with at least one row; got shape {shape}.")
-        kernel, n, centring = self._make_kernel(), shape[0], self._centring.of(self)
-        vectors = (len(shape) == 2 and getattr(kernel, "requires_vectors", True)
-                   and not self._is_precomputed())
-        xp = None if isinstance(X, tuple) else device_namespace(X)
-        k = requested_components(self.n_components, n)
-        if self._auto_components():  # the first round of parallel analysis
-            rank = kernel.rank_bound(shape[1]) if vectors else None
-            k_max = max(1, min(n - 1 if self.center else n, rank if rank else n))
-            k = min(k_max, get_config()["parallel_analysis_start_components"])
-        return plan_fit(
-            n, shape[1] if vectors else None, kernel, dtype=dtype,
-            n_components=self.n_components, k=k, eigen_solver=self.eigen_solver,
-            precision=self.precision, memory_limit=self.memory_limit, center=self.center,
-            n_jobs=self.n_jobs, precomputed=self._is_precomputed(),
+        return shape_plan(
+            shape, dtype, self._make_kernel(), FitSettings.of(self),
+            reweights=self._centring.reweights, auto=self._auto_components(),
             sparse=sp.issparse(X), distributed=is_dask_collection(X),
-            primal=not centring.reweights, partial_storage=centring.reweights,
-            device=None if xp is None else str(X.device),
-            device_memory=None if xp is None or parse_memory(self.memory_limit) is not None
-            else device_memory_limit(X))
+            device=None if device_namespace(X) is None else str(X.device),
+            device_memory=None if device_namespace(X) is None
+            or parse_memory(self.memory_limit) is not None else device_memory_limit(X))
 
     def _fit(self, X) -> Any:
         """The pipeline (kpca._fit): rows -> kernel -> decomposition -> result -> commit."""
@@ -441,29 +411,7 @@ class KernelPCA(BaseKernelPCA):
                                                     device.device)
 
     def _fit_rows(self, X, refuse: str | None = None) -> tuple[Any, Any, bool, Any]:
-        """Validated host rows, the rows on their device (Array API input, in the host
-        copy's float dtype; else None), whether they came as a dask collection, the RNG.
-
-        On a device (docs/scaling.md, "GPU and the Array API") the operator and the
-        solver's block algebra run there; the host copy gets the shared post-processing,
-        so the fitted attributes are those (NumPy) of a NumPy fit. ``refuse``: what
-        cannot run on a device (it raises there)."""
-        from .distributed import is_dask_collection, materialize
-
-        rng = check_random_state(self.random_state)
-        xp = device_namespace(X)
-        if xp is not None:
-            if refuse:
-                refuse_device(X, refuse)
-            check_device_kernel(self._make_kernel())
-            host = self._validate_X(to_host(X), reset=True, kernel=self._make_kernel())
-            dt = xp.float32 if host.dtype == np.float32 else xp.float64
-            return host, xp.astype(X, dt), False, rng
-        distributed = is_dask_collection(X)
-        if distributed:  # gather X (n x d); K @ V then runs on the cluster
-            X = materialize(X)
-        return self._validate_X(X, reset=True, kernel=self._make_kernel()), None, \
-            distributed, rng
+        return fit_rows(self, X, refuse)
 
     def _fit_kernel(self, X, rng) -> tuple[Kernel, float]:
         """The kernel resolved on ``X`` and the ``gamma_`` reported. Without a
@@ -519,3 +467,53 @@ class KernelPCA(BaseKernelPCA):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._is_precomputed()
         return tags
+
+
+def validate_rows(est: KernelPCA, X: Any, *, reset: bool, kernel: Kernel) -> Any:
+    """``est``'s input validation (``reset``: of training rows; strings for a string
+    kernel, otherwise scikit-learn's ``validate_data``)."""
+    if not getattr(kernel, "requires_vectors", True) and not isinstance(kernel, Precomputed):
+        # objects that are not feature vectors (e.g. strings for kernel='spectrum'):
+        # a 1-D object array, sliceable by rows like a matrix
+        if reset and est.fit_inverse_transform:
+            raise ValueError(
+                f"fit_inverse_transform=True needs vector inputs; the {kernel.name!r} "
+                "kernel works on strings, which have no pre-image map.")
+        X = as_strings(X)
+        if reset:
+            X = X.copy() if est.copy_X else X
+            for attr in ("n_features_in_", "feature_names_in_"):
+                est.__dict__.pop(attr, None)
+        kernel.check_input(X)
+        return X
+    X = validate_data(est, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                      copy=est.copy_X if reset else False, reset=reset,
+                      ensure_min_samples=1)
+    kernel.check_input(X)
+    return X
+
+
+def fit_rows(est: KernelPCA, X: Any, refuse: str | None = None) -> tuple[Any, Any, bool, Any]:
+    """Validated host rows, the rows on their device (Array API input, in the host
+    copy's float dtype; else None), whether they came as a dask collection, the RNG.
+
+    On a device (docs/scaling.md, "GPU and the Array API") the operator and the
+    solver's block algebra run there; the host copy gets the shared post-processing,
+    so the fitted attributes are those (NumPy) of a NumPy fit. ``refuse``: what
+    cannot run on a device (it raises there)."""
+    from .distributed import is_dask_collection, materialize
+
+    rng = check_random_state(est.random_state)
+    xp = device_namespace(X)
+    if xp is not None:
+        if refuse:
+            refuse_device(X, refuse)
+        check_device_kernel(est._make_kernel())
+        host = est._validate_X(to_host(X), reset=True, kernel=est._make_kernel())
+        dt = xp.float32 if host.dtype == np.float32 else xp.float64
+        return host, xp.astype(X, dt), False, rng
+    distributed = is_dask_collection(X)
+    if distributed:  # gather X (n x d); K @ V then runs on the cluster
+        X = materialize(X)
+    return est._validate_X(X, reset=True, kernel=est._make_kernel()), None, \
+        distributed, rng
