@@ -227,10 +227,8 @@ class AnovaKernelPCA(OwnAlgorithm):
         return a
 
     def _fit_algorithm(self, X) -> Any:
-        """Alternate KPCA of ``K~_beta`` and the ``beta`` step; one commit at the end.
-        A device array's fit makes every kernel pass, eigensolve and weight update on
-        its device, as :class:`kpca.KernelPCA`'s (docs/scaling.md, "GPU and the Array
-        API")."""
+        """Alternate KPCA of ``K~_beta`` and the ``beta`` step (on a device array's device
+        throughout, docs/scaling.md); one commit at the end."""
         X, device, distributed, rng = self._fit_rows(X)
         settings, mean = FitSettings.of(self), MeanCentring()
         objective, path = [], []
@@ -259,12 +257,9 @@ class AnovaKernelPCA(OwnAlgorithm):
                 beta = new
             gamma_used = resolved_gamma(kernel, X, self.gamma, rng)
         if not converged:
-            warnings.warn(
-                f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} iterations; "
-                "raise beta_max_iter or beta_tol.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} "
+                          "iterations; raise beta_max_iter or beta_tol.", ConvergenceWarning,
+                          stacklevel=3)
         result = exact_result(X, kernel, gamma_used, dec, settings, mean, device_X=device)
         result.attributes.update(beta_=path[-1], objective_=np.asarray(objective),
                                  beta_path_=np.asarray(path), n_iter_=len(objective),
