@@ -66,20 +66,6 @@ ALLOWED_OVERRIDES = {
     ("kpca._kernel_pca.KernelPCA", "kpca._base.BaseKernelPCA._training_kernel_diag"),
     ("kpca._kernel_pca.KernelPCA", "kpca._base.BaseKernelPCA._training_rows"),
     ("kpca.approx._base.FeatureKernelPCA", "kpca._base.BaseKernelPCA._block_bytes"),
-    # the robust estimators change the exact fit through KernelPCA's private hooks
-    # (issue 32 item 2: they become centring and weighting strategies)
-    ("kpca.robust._anova.AnovaKernelPCA", "kpca._kernel_pca.KernelPCA._fit"),
-    ("kpca.robust._anova.AnovaKernelPCA", "kpca._kernel_pca.KernelPCA._make_kernel"),
-    ("kpca.robust._base.ReweightedKernelPCA", "kpca._kernel_pca.KernelPCA._start_block"),
-    ("kpca.robust._base.RobustKernelPCA", "kpca._kernel_pca.KernelPCA._center_operator"),
-    ("kpca.robust._robpca.KernelROBPCA", "kpca._kernel_pca.KernelPCA._fit"),
-    ("kpca.robust._robpca.KernelROBPCA", "kpca._kernel_pca.KernelPCA._n_requested"),
-    ("kpca.robust._spherical.SphericalKernelPCA", "kpca._kernel_pca.KernelPCA._row_scale"),
-    ("kpca.robust._spherical.SphericalKernelPCA",
-     "kpca._kernel_pca.KernelPCA._score_variance"),
-    ("kpca.robust._weighted.WeightedKernelPCA", "kpca._kernel_pca.KernelPCA._row_scale"),
-    ("kpca.robust._weighted.WeightedKernelPCA",
-     "kpca._kernel_pca.KernelPCA._variance_divisor"),
 }
 
 

@@ -208,14 +208,22 @@ def test_a_fit_with_that_kernel_does_evaluate_it(no_evaluation):
 
 
 # ------------------------------------------------------------- the plan is what runs
-class Recording(KernelPCA):
-    """KernelPCA that keeps the operator its fit built (and its passes)."""
+@pytest.fixture
+def built(monkeypatch):
+    """The operators the fits build (the pipeline's kpca._fit.build_operator), with
+    their start blocks."""
+    import kpca._fit as pipeline
 
-    def _kernel_operator(self, X, plan, rng):
-        op = super()._kernel_operator(X, plan, rng)
-        self.built_ = op
-        self.initial_ = op.initial_block() if hasattr(op, "initial_block") else None
+    seen = []
+    real = pipeline.build_operator
+
+    def spy(*args, **kwargs):
+        op = real(*args, **kwargs)
+        seen.append((op, op.initial_block() if hasattr(op, "initial_block") else None))
         return op
+
+    monkeypatch.setattr(pipeline, "build_operator", spy)
+    return seen
 
 
 class Passes(logging.Handler):
@@ -244,13 +252,13 @@ def _rows(n, d=5, seed=0):
                                            eigen_solver="krylov", memory_limit="60MB")),
     ("precomputed", None, dict(n_components=5, kernel="precomputed")),
 ])
-def test_the_operator_is_the_plans(name, X, params):
+def test_the_operator_is_the_plans(name, X, params, built):
     """The operator the fit builds has the plan's storage, dtype, tiles and start
     block, and the fit makes no more passes than the plan's bound."""
     if X is None:
         Y = _rows(600)
         X = Y @ Y.T
-    est = Recording(random_state=0, **params)
+    est = KernelPCA(random_state=0, **params)
     counter = Passes()
     log = logging.getLogger("kpca")
     old = log.level
@@ -261,7 +269,7 @@ def test_the_operator_is_the_plans(name, X, params):
     finally:
         log.removeHandler(counter)
         log.setLevel(old)
-    plan, op = est.fit_plan_, est.built_
+    plan, (op, initial) = est.fit_plan_, built[-1]
     assert plan.solver == est.eigen_solver_
     assert np.dtype(op.dtype) == plan.dtype
     assert not plan.provisional  # the fit ran the float32 check where it was needed
@@ -273,9 +281,9 @@ def test_the_operator_is_the_plans(name, X, params):
         assert op.fraction_stored == {"stored": 1.0, "matrix-free": 0.0}[plan.storage]
         assert op.nbytes == plan.tiles.stored_bytes  # the kept tiles, to the byte
     if plan.start is None:
-        assert est.initial_ is None
+        assert initial is None
     else:
-        assert est.initial_[0].shape == (plan.n, plan.block)
+        assert initial[0].shape == (plan.n, plan.block)
     if plan.passes is not None and plan.storage != "dense":
         assert 1 <= counter.count <= plan.passes
     if name == "float32 check":  # float64 data beyond float64_max_rows: checked
@@ -283,11 +291,11 @@ def test_the_operator_is_the_plans(name, X, params):
             plan.precision_reason
 
 
-def test_primal_route_builds_no_operator():
+def test_primal_route_builds_no_operator(built):
     X = _rows(3000, 10)
-    est = Recording(5, kernel="linear").fit(X)
+    est = KernelPCA(5, kernel="linear").fit(X)
     assert est.fit_plan_.solver == est.eigen_solver_ == "primal"
-    assert est.fit_plan_.storage == "features" and not hasattr(est, "built_")
+    assert est.fit_plan_.storage == "features" and not built
 
 
 def test_shape_plan_and_fit_plan_agree_beyond_float64_rows():

@@ -261,7 +261,7 @@ def test_unsupported_kernels_and_precomputed(Xy):
 @pytest.mark.parametrize("fit_method", ["fit", "fit_transform"])
 def test_ridge_preimage_is_fitted_once(Xy, monkeypatch, fit_method):
     """scikit-learn fits the learned pre-image twice in fit_transform; kpca once."""
-    import kpca._kernel_pca as mixin
+    import kpca._fit as mixin
 
     calls = []
     real = mixin.fit_ridge_preimage

@@ -112,7 +112,7 @@ def test_robust_components_resist_outliers(contaminated, Est):
 
 @pytest.mark.parametrize("Est", [SphericalKernelPCA, WeightedKernelPCA])
 def test_solvers_and_matrix_free_path_agree(Est, monkeypatch):
-    import kpca._kernel_pca as core
+    import kpca._fit as core
 
     made = []
 

@@ -223,7 +223,7 @@ def test_chunk_sums_merge_to_the_whole_scatter():
 
 def test_estimator_gives_the_start_its_threads(monkeypatch):
     """KernelPCA's n_jobs reaches the start's landmark rows."""
-    import kpca._kernel_pca as kp
+    import kpca._fit as kp
 
     seen = []
     real = kp.nystrom_start

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._array_api import device_namespace, from_host, to_host
 from .._base import N_COMPONENTS, extend_init
 from .._config import get_config
+from .._fit import FitSettings, MeanCentring, commit, decompose, exact_result, resolved_gamma
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
+from ._base import OwnAlgorithm
 
 logger = logging.getLogger("kpca")
 
@@ -119,7 +120,7 @@ def device_variable_terms(X: Any, V: np.ndarray, gamma: float, xp: Any,
 @extend_init(KernelPCA, drop=("kernel", "degree", "coef0", "kernel_params"), n_components=2,
              c=None,
              beta_tol=1e-6, beta_max_iter=100)
-class AnovaKernelPCA(KernelPCA):
+class AnovaKernelPCA(OwnAlgorithm):
     """Kernel PCA with an ANOVA kernel whose per-variable weights are learned.
 
     ``K_beta(x, y) = sum_j beta_j exp(-gamma (x_j - y_j)^2)``. The fit maximises the
@@ -194,9 +195,6 @@ class AnovaKernelPCA(KernelPCA):
         "beta_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def _make_kernel(self, beta: np.ndarray | None = None) -> Anova:
-        return Anova(gamma=self.gamma, beta=beta)
-
     def _variable_terms(self, X, result, gamma: float, device_X: Any = None,
                         budget: int | None = None) -> np.ndarray:
         """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows).
@@ -228,30 +226,22 @@ class AnovaKernelPCA(KernelPCA):
                 a[j] += float(np.sum(V[s : s + rows] * (blk @ V)))
         return a
 
-    def _fit_rows(self, X) -> tuple[Any, Any, bool, np.random.RandomState]:
-        """The validated host rows, the rows as an Array API array on their device (or
-        None), whether they came as a dask collection, the RNG: a device array's fit
-        makes every kernel pass, eigensolve and weight update on its device, as
-        :class:`kpca.KernelPCA`'s (docs/scaling.md, "GPU and the Array API")."""
-        xp = device_namespace(X)
-        if xp is None:
-            X, distributed, rng = self._prepare_fit(X)
-            return X, None, distributed, rng
-        X, device = self._device_rows(X, xp)
-        return X, device, False, check_random_state(self.random_state)
-
-    def _fit(self, X) -> Any:
+    def _fit_algorithm(self, X) -> Any:
+        """Alternate KPCA of ``K~_beta`` and the ``beta`` step (on a device array's device
+        throughout, docs/scaling.md); one commit at the end."""
         X, device, distributed, rng = self._fit_rows(X)
+        settings, mean = FitSettings.of(self), MeanCentring()
         objective, path = [], []
         converged, beta = False, None
         with self._threads():
             # gamma is resolved once (a heuristic draws a subsample): every iteration
             # then maximises the same objective, which never decreases
-            gamma = self._make_kernel().resolve(
+            gamma = Anova(gamma=self.gamma).resolve(
                 X, random_state=None if self.random_state is None else rng).gamma
             for it in range(self.beta_max_iter):
                 kernel = Anova(gamma=gamma, beta=beta).resolve(X, random_state=rng)
-                dec = self._decompose(X, kernel, rng, distributed, device)
+                dec = decompose(X, kernel, settings, mean, rng, distributed=distributed,
+                                device=device, primal=False)
                 beta = kernel._beta(X.shape[1])
                 values = dec.result.values
                 objective.append(float(np.sum(values[values > 0])))
@@ -265,18 +255,14 @@ class AnovaKernelPCA(KernelPCA):
                     converged = True
                     break
                 beta = new
-            gamma_used = self._resolved_gamma(kernel, X, rng)
+            gamma_used = resolved_gamma(kernel, X, self.gamma, rng)
         if not converged:
-            warnings.warn(
-                f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} iterations; "
-                "raise beta_max_iter or beta_tol.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        Z = self._set_fitted(X, kernel, dec, gamma_used, device_X=device)
-        self.beta_ = path[-1]
-        self.objective_ = np.asarray(objective)
-        self.beta_path_ = np.asarray(path)
-        self.n_iter_ = len(objective)
-        self.converged_ = converged
+            warnings.warn(f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} "
+                          "iterations; raise beta_max_iter or beta_tol.", ConvergenceWarning,
+                          stacklevel=3)
+        result = exact_result(X, kernel, gamma_used, dec, settings, mean, device_X=device)
+        result.attributes.update(beta_=path[-1], objective_=np.asarray(objective),
+                                 beta_path_=np.asarray(path), n_iter_=len(objective),
+                                 converged_=converged)
+        Z = commit(self, result)
         return Z if device is None else from_host(Z, device_namespace(device), device.device)

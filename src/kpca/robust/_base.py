@@ -1,4 +1,5 @@
-"""Shared machinery of the robust estimators: the robust centre and row scaling."""
+"""Shared machinery of the robust estimators: the kernel spatial median and the robust
+centring strategy (:class:`RobustCentring`, a :class:`kpca._fit.Centring`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from abc import abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._base import N_COMPONENTS
+from .._fit import Centring
 from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
-from ..operators import Centering, DenseOperator, KernelOperator, center, host_matmat
+from ..operators import Centering, KernelOperator, center, host_matmat
 
 logger = logging.getLogger("kpca")
 
@@ -60,45 +63,38 @@ def spatial_median(
     return g, m, c, dist, it, converged
 
 
-class ReweightedKernelPCA(KernelPCA):
-    """Base of the estimators that decompose ``S K~ S`` for a centre and row weights
-    they find first (robust KPCA, ROBPCA): solves on a wrapped operator."""
+class RobustCentring(Centring):
+    """A robust centre and row scaling of ``K`` (spherical and weighted KPCA).
 
-    #: robust fits make many passes over one operator (a solve per reweighting step):
-    #: every tile the budget holds is kept, a saving in each of them
-    _partial_storage = True
-
-    def _start_block(self, X, kernel, b: int, rng, *, cheap_pass: bool,
-                     device_X=None) -> None:
-        # the operator decomposed is S K~ S, unknown until the robust centre is found:
-        # a start block riding on the construction pass would be wasted columns
-        return None
-
-    def _solve_wrapped(self, op: KernelOperator, c: Centering, plan, rng):
-        """Top eigenpairs of ``S K~ S`` for centring ``c``, leaving ``op`` untouched.
-
-        Iterative solvers see a centred wrapper (no copy; on a device operator, its
-        ``centered_view``); the dense solver works on one temporary copy that LAPACK
-        may overwrite (on a device, the view's centred copy of the stored ``K``).
-        """
-        wrapped = center(op, centering=c)[0]
-        if plan.solver == "dense" and not getattr(wrapped, "device", False):
-            wrapped = DenseOperator(wrapped.to_dense(), owned=True)
-        diag_w = np.asarray(wrapped.diag(), dtype=np.float64)
-        noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag_w), initial=0.0))
-        trace = float(diag_w.sum())
-        return self._solve(wrapped, plan, trace if trace > noise else 0.0, noise, rng)
-
-
-class RobustKernelPCA(ReweightedKernelPCA):
-    """Base of the robust estimators: a robust centre and row scaling of ``K``.
-
-    Subclasses implement ``_robust_centering(op, diag_k, plan, rng, floor, noise)``
-    returning the :class:`Centering` (weights, scale) of the final operator and
-    the fitted attributes found on the way (set when the fit succeeds); the
-    base class applies it in place (dense or tiled) or as a wrapper, and the
-    ordinary solver path of :class:`KernelPCA` decomposes it.
+    Subclasses implement :meth:`robust_centering`, returning the :class:`Centering`
+    (weights, scale) of the final operator and the fitted attributes found on the way
+    (set when the fit succeeds); :meth:`centre` applies it in place (dense or tiled) or
+    as a wrapper, and the pipeline's solver (:func:`kpca._fit.solve`) decomposes it.
+    Solves on the way use :func:`kpca._fit.solve_centred`.
     """
+
+    #: robust fits make many passes over one operator (a solve per reweighting step),
+    #: and the operator decomposed, ``S K~ S``, is unknown until the centre is found
+    reweights = True
+
+    def centre(self, op: KernelOperator, plan, settings, rng
+               ) -> tuple[KernelOperator, Centering, dict]:
+        diag_k = np.asarray(op.diag(), dtype=np.float64)
+        c, fitted = self.robust_centering(op, diag_k, plan, settings, rng,
+                                          norm_floor(diag_k, op.dtype),
+                                          od_noise(diag_k, op.dtype))
+        return (*center(op, inplace=True, centering=c), fitted)
+
+    @abstractmethod
+    def robust_centering(self, op, diag_k, plan, settings, rng, floor: float, noise: float
+                         ) -> tuple[Centering, dict]:
+        """The robust centring and the fitted attributes it found."""
+
+
+class RobustKernelPCA(KernelPCA):
+    """Base of the estimators that centre robustly (:class:`RobustCentring`): their
+    shared parameters (no parallel analysis; the robust iteration's tolerance and
+    iterations)."""
 
     _parameter_constraints: dict = {
         **KernelPCA._parameter_constraints,
@@ -107,14 +103,33 @@ class RobustKernelPCA(ReweightedKernelPCA):
         "robust_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def _center_operator(self, op: KernelOperator, plan, rng
-                         ) -> tuple[KernelOperator, Centering, dict]:
-        diag_k = np.asarray(op.diag(), dtype=np.float64)
-        c, fitted = self._robust_centering(op, diag_k, plan, rng,
-                                           norm_floor(diag_k, op.dtype), od_noise(diag_k, op.dtype))
-        return (*center(op, inplace=True, centering=c), fitted)
+
+class OwnAlgorithm(KernelPCA):
+    """Base of the estimators that fit by an algorithm of several decompositions
+    written with the pipeline's steps (:mod:`kpca._fit`: plan, operator, solves,
+    one commit): kernel ROBPCA and ANOVA KPCA. They implement :meth:`_fit_algorithm`;
+    ``plan`` (one kernel PCA fit) does not describe them."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the model from data in X (``kernel='precomputed'``: the kernel matrix)."""
+        with self._keeping_input_attributes():
+            self._fit_algorithm(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None, **params):
+        """Fit and return the training rows' scores (computed once)."""
+        with self._keeping_input_attributes():
+            return self._fit_algorithm(X)
+
+    def plan(self, X, dtype=None):
+        """Refused: the fit runs several decompositions, which one plan does not describe."""
+        raise ValueError(
+            f"{type(self).__name__} fits by its own algorithm (several decompositions): "
+            "plan() describes one kernel PCA fit (KernelPCA, WeightedKernelPCA, "
+            "SphericalKernelPCA).")
 
     @abstractmethod
-    def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> tuple[Centering, dict]:
-        """The robust centring and the fitted attributes it found."""
+    def _fit_algorithm(self, X):
+        """Fit (one commit of every fitted attribute); returns the training scores."""

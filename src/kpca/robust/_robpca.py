@@ -8,27 +8,34 @@ kernel it reproduces ``rrcov::PcaHubert`` (projection-pursuit path).
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import special, stats
-from sklearn.base import _fit_context
 from sklearn.covariance import MinCovDet
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._array_api import device_namespace, from_host
-from .._base import N_COMPONENTS, extend_init, is_fraction
+from .._base import N_COMPONENTS, extend_init, is_fraction, outlier_statistics
 from .._config import get_config
+from .._fit import (
+    FitResult,
+    FitSettings,
+    build_operator,
+    commit,
+    device_plan,
+    make_plan,
+    solve_centred,
+)
 from .._kernel_pca import KernelPCA
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
 from ..operators import Centering, host_matmat
 from ..subspace import FittedSubspace
-from ._base import ReweightedKernelPCA
+from ._base import OwnAlgorithm
 
 #: rrcov's kmax: most components when ``n_components`` is None or a fraction
 KMAX = 10
@@ -197,10 +204,268 @@ def reweighted_mcd(Y: np.ndarray, h: int, alpha: float, random_state
     return loc, cov
 
 
+# ----------------------------------------------------------------------------- strategy
+@dataclass(frozen=True)
+class HSubsetReweighting:
+    """ROBPCA's estimate from a kernel operator (the strategy of :class:`KernelROBPCA`):
+    Stahel-Donoho outlyingness, the h-subset and its refinement, C-steps and the
+    reweighted MCD of the scores (docs/math.md, "Robust KPCA and diagnostics").
+
+    Its solves are the pipeline's (:func:`kpca._fit.solve_centred` on the h-subset's
+    weighted centring), on one operator built without a start block and keeping the
+    tiles that fit (:func:`kpca._fit.make_plan` with ``reweights=True``).
+    """
+
+    n_components: Any = None
+    support_fraction: float = 0.75
+    h: int | None = None
+    n_directions: int = 250
+
+    @classmethod
+    def of(cls, est: Any) -> HSubsetReweighting:
+        return cls(**{f.name: getattr(est, f.name) for f in fields(cls)})
+
+    def components(self, n: int) -> int:
+        """Eigenpairs the subset fits ask for (rrcov's kmax for None or a fraction)."""
+        nc = self.n_components
+        if nc is None or is_fraction(nc):
+            return max(1, min(KMAX, n - 1))
+        return int(nc)
+
+    def _subset_size(self, n: int, k: int) -> int:
+        if self.h is not None:
+            if self.h > n:
+                raise ValueError(
+                    f"h={self.h} is larger than the number of rows n_samples={n}: the "
+                    "h-subset must be at most n_samples (or give support_fraction instead).")
+            if self.h <= k:
+                raise ValueError(
+                    f"h={self.h} must be larger than the number of components ({k}).")
+            return int(self.h)
+        return min(n, h_alpha_n(self.support_fraction, n, k))
+
+    def sizes(self, n: int) -> tuple[int, int]:
+        """The components asked for and ``h``, or the error of too few rows."""
+        k_req = self.components(n)
+        chosen = self.n_components is None or is_fraction(self.n_components)
+        if chosen and self.h is not None and 1 < self.h <= n:
+            k_req = min(k_req, self.h - 1)  # ROBPCA's own k fits the h-subset
+        if n < 3 or k_req >= n - 1 and not chosen:
+            raise ValueError(
+                f"n_components={self.n_components!r} is too large for n_samples={n}: "
+                "ROBPCA needs more than n_components + 1 rows (h-subset fits).")
+        return k_req, self._subset_size(n, k_req)
+
+    def run(self, X, kernel, op, plan, settings, h: int, k_req: int, rng) -> dict:
+        """Steps 1-3 of :class:`KernelROBPCA` on the kernel operator ``op``: the centre
+        weights, directions, scores and variances (and what step 1 found)."""
+        n = op.n
+        diag = np.asarray(op.diag(), dtype=np.float64)
+        scale2 = max(float(np.max(np.abs(diag), initial=0.0)), np.finfo(float).tiny)
+        if not np.all(np.isfinite(diag)):
+            raise ValueError("the kernel matrix has non-finite values on its diagonal: scale "
+                             "the data or change the kernel parameters.")
+        precomputed = isinstance(kernel, Precomputed)
+        if precomputed:
+            _check_psd(X, diag, scale2)
+
+        def prod(M: np.ndarray) -> np.ndarray:
+            # a pass over K (on the operator's device where it has one: the n x b
+            # blocks cross, the univariate MCDs and C-steps below stay in NumPy)
+            return host_matmat(op, M)
+
+        # a permutation-invariant order of the rows (row sums, then the diagonal):
+        # the direction sample and FAST-MCD see the rows in this order
+        rowsum = prod(np.ones((n, 1)))[:, 0]
+        order = np.lexsort((diag, rowsum))
+        outl = self._outlyingness(prod, diag, order, h, rng, precomputed, scale2)
+        # the subset fits' eigensolvers draw from a copy of the stream: how many numbers
+        # they draw (which differs between solvers, and between the host and a device)
+        # does not change the subsets FAST-MCD draws below
+        solver_rng = copy.deepcopy(rng)
+        H0 = np.sort(order[np.argsort(outl[order], kind="stable")[:h]])
+
+        rank = n - 1
+        if getattr(kernel, "requires_vectors", True) and not precomputed:
+            bound = kernel.rank_bound(X.shape[1])
+            rank = min(rank, bound) if bound is not None else rank
+        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan,
+                                                  settings, solver_rng)
+
+        def degenerate(g):  # the subset is one point of feature space: no directions
+            k = min(k_req, n - 1) if self.n_components is not None and not is_fraction(
+                self.n_components) else 1
+            C, lam, Y = np.zeros((n, k)), np.zeros(k), np.zeros((n, k))
+            return dict(g=g, C=C, Kg=prod(g[:, None])[:, 0], lam=lam, Y=Y, diag=diag,
+                        outl=outl, H0=H0, h=h, n_iter=0, ratio=np.zeros(k))
+
+        if ev.size == 0:
+            return degenerate(g)
+        k = self._choose_k(ev_all, tot0, k_req)
+        C, ev = C[:, :k], ev[:k]
+        if k < rank:  # ROBPCA's refinement of the h-subset by orthogonal distances
+            Y, sq = self._scores(prod, diag, g, C)
+            od = np.sqrt(np.maximum(sq - np.sum(Y**2, axis=1), 0.0))
+            keep = np.flatnonzero(od <= od_cutoff_umcd(od, h))
+            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, settings,
+                                                  solver_rng)
+            k = min(k, ev.size)
+            C, ev = C[:, :k], ev[:k]
+            if k == 0:
+                return degenerate(g)
+        Y, _ = self._scores(prod, diag, g, C)
+        g, C, Y, k, n_iter = self._csteps(Y, ev, g, C, h)
+        alpha = h / n if self.h is not None else float(self.support_fraction)
+        loc, cov = reweighted_mcd(Y[order], h, alpha, rng)
+        lam, P = np.linalg.eigh(cov)
+        lam, P = lam[::-1], P[:, ::-1]
+        g = g + C @ loc
+        C = C @ P
+        Y = (Y - loc) @ P
+        # a deterministic sign: the largest |score| of each component is positive
+        big = np.argmax(np.abs(Y), axis=0)
+        signs = np.where(Y[big, np.arange(k)] < 0, -1.0, 1.0)
+        C, Y = C * signs, Y * signs
+        Kg = prod(g[:, None])[:, 0]
+        ev_rest = max(tot0 - float(np.sum(ev_all[:k])), 0.0)
+        return dict(g=g, C=C, Kg=Kg, lam=lam, Y=Y, diag=diag, outl=outl, H0=H0, h=h, n_iter=n_iter,
+                    ratio=lam / (lam.sum() + ev_rest))
+
+    def _outlyingness(self, prod, diag, order, h: int, rng, precomputed: bool,
+                      scale2: float) -> np.ndarray:
+        """Step 1: ``max_d |y_d - t_d| / s_d`` over directions through pairs of rows."""
+        n = diag.size
+        n_pairs = n * (n - 1) // 2
+        if n_pairs <= self.n_directions:
+            i, j = np.triu_indices(n, 1)
+        else:
+            i = rng.randint(0, n, size=self.n_directions)
+            j = (i + rng.randint(1, n, size=self.n_directions)) % n  # j != i
+        i, j = order[i], order[j]
+        outl = np.zeros(n)
+        block = max(1, min(i.size, get_config()["robpca_block_bytes"] // (8 * 4 * n)))
+        tiny = 1e-24 * scale2
+        for b0 in range(0, i.size, block):
+            ib, jb = i[b0 : b0 + block], j[b0 : b0 + block]
+            cols = np.arange(ib.size)
+            E = np.zeros((n, ib.size))
+            E[ib, cols] += 1.0
+            E[jb, cols] -= 1.0
+            P = prod(E)  # K_:i - K_:j
+            norm2 = P[ib, cols] - P[jb, cols]  # K_ii + K_jj - 2 K_ij
+            if precomputed and np.any(norm2 < -1e-8 * scale2):
+                raise ValueError(
+                    "kernel='precomputed': the kernel matrix is not positive semi-definite "
+                    "(a squared feature-space distance K_ii + K_jj - 2 K_ij is negative).")
+            ok = norm2 > tiny
+            if not np.any(ok):
+                continue
+            Yd = P[:, ok] / np.sqrt(norm2[ok])
+            t, s = unimcd(Yd, h)
+            good = s > 1e-12 * np.sqrt(scale2)
+            if np.any(good):
+                Z = np.abs(Yd[:, good] - t[good]) / s[good]
+                outl = np.maximum(outl, Z.max(axis=1))
+        return outl
+
+    def _subset_pca(self, op, prod, diag, rows: np.ndarray, k: int, plan, settings, rng):
+        """Classical KPCA of ``rows``: centre weights, directions ``C`` (n, r), the
+        variances (divisor ``m - 1``) of the first ``min(k, rank)`` components, all
+        those computed, and the subset's total variance."""
+        n = op.n
+        w = np.zeros(n)
+        w[rows] = 1.0
+        m = rows.size
+        g = w / m
+        Kg = prod(g[:, None])[:, 0]
+        c = float(g @ Kg)
+        cen = Centering(Kg, c, weights=g, scale=w)
+        kk = max(1, min(k, m - 1))
+        res = solve_centred(op, cen, replace(plan, k=kk), settings, rng)
+        mu = np.asarray(res.values, dtype=np.float64)
+        V = np.asarray(res.vectors, dtype=np.float64)
+        tot = float(np.sum(diag[rows]) - m * c) / (m - 1)
+        noise = m * od_noise(diag[rows], op.dtype)  # round-off of the centred subset
+        keep = mu > max(noise, 1e-12 * float(np.max(mu, initial=0.0)))
+        mu, V = mu[keep], V[:, keep]
+        A = V * w[:, None] / np.sqrt(mu)
+        C = A - np.outer(g, A.sum(axis=0))
+        ev = mu / (m - 1)
+        return g, C, ev, ev, tot
+
+    def _choose_k(self, ev: np.ndarray, tot: float, k_req: int) -> int:
+        """rrcov's choice of ``k`` for ``n_components`` None (80 %) or a fraction."""
+        nc = self.n_components
+        if nc is not None and not is_fraction(nc):
+            return min(int(nc), ev.size)
+        frac = 0.8 if nc is None else float(nc)
+        small = np.flatnonzero(ev / ev[0] <= 1e-3)
+        k = min(ev.size, int(small[0]) + 1) if small.size else ev.size
+        cum = np.cumsum(ev[:k]) / tot if tot > 0 else np.ones(k)
+        if cum[-1] >= frac:
+            k = int(np.searchsorted(cum, frac - 1e-12) + 1)
+        return max(1, min(k, ev.size))
+
+    @staticmethod
+    def _scores(prod, diag, g, C) -> tuple[np.ndarray, np.ndarray]:
+        """Raw scores ``<phi(x_i) - theta, f_l>`` and ``||phi(x_i) - theta||^2``."""
+        KM = prod(np.column_stack([C, g]))
+        Kg = KM[:, -1]
+        Y = KM[:, :-1] - Kg @ C
+        return Y, np.maximum(diag - 2.0 * Kg + float(g @ Kg), 0.0)
+
+    @staticmethod
+    def _csteps(Y, ev, g, C, h: int, niter: int = 100):
+        """rrcov's ``projectMCD`` C-steps in the k-dimensional score space."""
+        k = Y.shape[1]
+        mah = np.sum(Y**2 / ev[:k], axis=1)
+        old = float(np.prod(ev[:k]))
+        it = 0
+        for it in range(1, niter + 1):  # noqa: B007 (read after the loop)
+            sub = Y[np.argsort(mah, kind="stable")[:h]]
+            mu = sub.mean(axis=0)
+            U, s, Vt = np.linalg.svd(sub - mu, full_matrices=False)
+            e = s**2 / (h - 1)
+            if s.size == 0 or not s[0] > 0:
+                break
+            r = int(np.count_nonzero(s > max(sub.shape) * np.finfo(float).eps * s[0]))
+            L = Vt[:r].T
+            e = e[:r]
+            obj = float(np.prod(e))
+            Y = (Y - mu) @ L
+            g = g + C @ mu
+            C = C @ L
+            mah = np.sum(Y**2 / e, axis=1)
+            if r == k and abs(old - obj) <= 1e-12 * abs(old):
+                break
+            old = obj
+            k = r
+        return g, C, Y, k, it
+
+    def result(self, X, kernel, gamma: float, plan, s: dict, contamination) -> FitResult:
+        """Every fitted attribute (set by one commit once the whole fit has succeeded)."""
+        g, C, lam, Y = s["g"], s["C"], s["lam"], s["Y"]
+        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        space = FittedSubspace(
+            kernel, X, C, g, s["Kg"], float(g @ s["Kg"]), lam, basis_scores=Y,
+            norm_floor=norm_floor(s["diag"], plan.dtype),
+            od_noise=od_noise(s["diag"], plan.dtype), rows_dtype=plan.dtype.name)
+        attrs = dict(
+            kernel_=kernel, gamma_=gamma, X_fit_=X, subspace_=space,
+            eigenvalues_=lam.astype(out_dtype), explained_variance_=lam.astype(out_dtype),
+            explained_variance_ratio_=s["ratio"].astype(out_dtype), score_variance_=lam,
+            n_components_=int(lam.size), eigen_solver_=plan.solver,
+            outlyingness_=s["outl"], h_=int(s["h"]), h_subset_=s["H0"], center_weights_=g,
+            n_iter_=int(s["n_iter"]))
+        sd, od = space.distances(Y, space.basis_sqnorms())
+        attrs.update(outlier_statistics(space, sd, od, contamination))
+        return FitResult(attrs, Y.astype(out_dtype))
+
+
 # ----------------------------------------------------------------------------- estimator
 @extend_init(KernelPCA, drop=("alpha", "fit_inverse_transform"), support_fraction=0.75, h=None,
              n_directions=250)
-class KernelROBPCA(ReweightedKernelPCA):
+class KernelROBPCA(OwnAlgorithm):
     """Kernel ROBPCA (docs/math.md, "Robust KPCA and diagnostics"; docs/robust.md).
 
     ROBPCA of Hubert, Rousseeuw & Vanden Branden (2005), in feature space as in
@@ -305,279 +570,24 @@ class KernelROBPCA(ReweightedKernelPCA):
     fit_inverse_transform = False
     _default_inverse = "auto"
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Fit the model from data in X (``kernel='precomputed'``: the kernel matrix)."""
-        with self._keeping_input_attributes():
-            self._fit(X)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None, **params):
-        """Fit and return the raw scores ``<phi(x_i) - theta, f_l>`` of the training rows."""
-        with self._keeping_input_attributes():
-            return self._fit(X)
-
-    # ------------------------------------------------------------------ sizes
-    def _n_requested(self, n: int) -> int:
-        nc = self.n_components
-        if nc is None or is_fraction(nc):
-            return max(1, min(KMAX, n - 1))
-        return int(nc)
-
-    def _subset_size(self, n: int, k: int) -> int:
-        if self.h is not None:
-            if self.h > n:
-                raise ValueError(
-                    f"h={self.h} is larger than the number of rows n_samples={n}: the "
-                    "h-subset must be at most n_samples (or give support_fraction instead).")
-            if self.h <= k:
-                raise ValueError(
-                    f"h={self.h} must be larger than the number of components ({k}).")
-            return int(self.h)
-        return min(n, h_alpha_n(self.support_fraction, n, k))
-
-    # ------------------------------------------------------------------ fit
-    def _fit(self, X) -> Any:
-        xp = device_namespace(X)
-        device = None
-        if xp is None:
-            X, _, rng = self._prepare_fit(X)
-        else:  # the kernel passes on the arrays' device, the rest as a NumPy fit
-            X, device = self._device_rows(X, xp)
-            rng = check_random_state(self.random_state)
+    def _fit_algorithm(self, X) -> Any:
+        """ROBPCA (:class:`HSubsetReweighting`) on the pipeline's operator; returns the
+        raw training scores ``<phi(x_i) - theta, f_l>``."""
+        X, device, _, rng = self._fit_rows(X)  # on a device: the kernel passes there
+        settings, robpca = FitSettings.of(self), HSubsetReweighting.of(self)
         with self._threads():
-            heuristic_rng = None if self.random_state is None else rng  # see KernelPCA
-            kernel = self._make_kernel().resolve(X, random_state=heuristic_rng)
-            gamma = self._resolved_gamma(kernel, X, heuristic_rng)
-            n = X.shape[0]
-            k_req = self._n_requested(n)
-            chosen = self.n_components is None or is_fraction(self.n_components)
-            if chosen and self.h is not None and 1 < self.h <= n:
-                k_req = min(k_req, self.h - 1)  # ROBPCA's own k fits the h-subset
-            if n < 3 or k_req >= n - 1 and not (self.n_components is None
-                                                or is_fraction(self.n_components)):
-                raise ValueError(
-                    f"n_components={self.n_components!r} is too large for n_samples={n}: "
-                    "ROBPCA needs more than n_components + 1 rows (h-subset fits).")
-            h = self._subset_size(n, k_req)
-            plan = replace(self._plan(X, kernel), fraction=None)
+            kernel, gamma = self._fit_kernel(X, rng)
+            k_req, h = robpca.sizes(X.shape[0])
+            # many solves over one operator: keep the tiles that fit, no start block
+            plan = replace(make_plan(X, kernel, settings, reweights=True,
+                                     k=robpca.components(X.shape[0])), fraction=None)
             if device is not None:
-                plan = self._device_plan(plan, device)
-            op = self._kernel_operator(X, plan, rng)
-            state = self._robpca(X, kernel, op, plan, h, k_req, rng)
-        out = self._set_robpca(X, kernel, gamma, plan, state)
-        return out if device is None else from_host(out, xp, device.device)
-
-    def _robpca(self, X, kernel, op, plan, h: int, k_req: int, rng) -> dict:
-        n = op.n
-        diag = np.asarray(op.diag(), dtype=np.float64)
-        scale2 = max(float(np.max(np.abs(diag), initial=0.0)), np.finfo(float).tiny)
-        if not np.all(np.isfinite(diag)):
-            raise ValueError("the kernel matrix has non-finite values on its diagonal: scale "
-                             "the data or change the kernel parameters.")
-        precomputed = isinstance(kernel, Precomputed)
-        if precomputed:
-            _check_psd(X, diag, scale2)
-
-        def prod(M: np.ndarray) -> np.ndarray:
-            # a pass over K (on the operator's device where it has one: the n x b
-            # blocks cross, the univariate MCDs and C-steps below stay in NumPy)
-            return host_matmat(op, M)
-
-        # a permutation-invariant order of the rows (row sums, then the diagonal):
-        # the direction sample and FAST-MCD see the rows in this order
-        rowsum = prod(np.ones((n, 1)))[:, 0]
-        order = np.lexsort((diag, rowsum))
-        outl = self._outlyingness(prod, diag, order, h, rng, precomputed, scale2)
-        # the subset fits' eigensolvers draw from a copy of the stream: how many numbers
-        # they draw (which differs between solvers, and between the host and a device)
-        # does not change the subsets FAST-MCD draws below
-        solver_rng = copy.deepcopy(rng)
-        H0 = np.sort(order[np.argsort(outl[order], kind="stable")[:h]])
-
-        rank = n - 1
-        if getattr(kernel, "requires_vectors", True) and not precomputed:
-            bound = kernel.rank_bound(X.shape[1])
-            rank = min(rank, bound) if bound is not None else rank
-        g, C, ev, ev_all, tot0 = self._subset_pca(op, prod, diag, H0, k_req, plan,
-                                                  solver_rng)
-
-        def degenerate(g):  # the subset is one point of feature space: no directions
-            k = min(k_req, n - 1) if self.n_components is not None and not is_fraction(
-                self.n_components) else 1
-            C, lam, Y = np.zeros((n, k)), np.zeros(k), np.zeros((n, k))
-            return dict(g=g, C=C, Kg=prod(g[:, None])[:, 0], lam=lam, Y=Y, diag=diag,
-                        outl=outl, H0=H0, h=h, n_iter=0, ratio=np.zeros(k))
-
-        if ev.size == 0:
-            return degenerate(g)
-        k = self._choose_k(ev_all, tot0, k_req)
-        C, ev = C[:, :k], ev[:k]
-        if k < rank:  # ROBPCA's refinement of the h-subset by orthogonal distances
-            Y, sq = self._scores(prod, diag, g, C)
-            od = np.sqrt(np.maximum(sq - np.sum(Y**2, axis=1), 0.0))
-            keep = np.flatnonzero(od <= od_cutoff_umcd(od, h))
-            g, C, ev, _, _ = self._subset_pca(op, prod, diag, keep, k, plan, solver_rng)
-            k = min(k, ev.size)
-            C, ev = C[:, :k], ev[:k]
-            if k == 0:
-                return degenerate(g)
-        Y, _ = self._scores(prod, diag, g, C)
-        g, C, Y, k, n_iter = self._csteps(Y, ev, g, C, h)
-        alpha = h / n if self.h is not None else float(self.support_fraction)
-        loc, cov = reweighted_mcd(Y[order], h, alpha, rng)
-        lam, P = np.linalg.eigh(cov)
-        lam, P = lam[::-1], P[:, ::-1]
-        g = g + C @ loc
-        C = C @ P
-        Y = (Y - loc) @ P
-        # a deterministic sign: the largest |score| of each component is positive
-        big = np.argmax(np.abs(Y), axis=0)
-        signs = np.where(Y[big, np.arange(k)] < 0, -1.0, 1.0)
-        C, Y = C * signs, Y * signs
-        Kg = prod(g[:, None])[:, 0]
-        ev_rest = max(tot0 - float(np.sum(ev_all[:k])), 0.0)
-        return dict(g=g, C=C, Kg=Kg, lam=lam, Y=Y, diag=diag, outl=outl, H0=H0, h=h, n_iter=n_iter,
-                    ratio=lam / (lam.sum() + ev_rest))
-
-    def _outlyingness(self, prod, diag, order, h: int, rng, precomputed: bool,
-                      scale2: float) -> np.ndarray:
-        """Step 1: ``max_d |y_d - t_d| / s_d`` over directions through pairs of rows."""
-        n = diag.size
-        n_pairs = n * (n - 1) // 2
-        if n_pairs <= self.n_directions:
-            i, j = np.triu_indices(n, 1)
-        else:
-            i = rng.randint(0, n, size=self.n_directions)
-            j = (i + rng.randint(1, n, size=self.n_directions)) % n  # j != i
-        i, j = order[i], order[j]
-        outl = np.zeros(n)
-        block = max(1, min(i.size, get_config()["robpca_block_bytes"] // (8 * 4 * n)))
-        tiny = 1e-24 * scale2
-        for b0 in range(0, i.size, block):
-            ib, jb = i[b0 : b0 + block], j[b0 : b0 + block]
-            cols = np.arange(ib.size)
-            E = np.zeros((n, ib.size))
-            E[ib, cols] += 1.0
-            E[jb, cols] -= 1.0
-            P = prod(E)  # K_:i - K_:j
-            norm2 = P[ib, cols] - P[jb, cols]  # K_ii + K_jj - 2 K_ij
-            if precomputed and np.any(norm2 < -1e-8 * scale2):
-                raise ValueError(
-                    "kernel='precomputed': the kernel matrix is not positive semi-definite "
-                    "(a squared feature-space distance K_ii + K_jj - 2 K_ij is negative).")
-            ok = norm2 > tiny
-            if not np.any(ok):
-                continue
-            Yd = P[:, ok] / np.sqrt(norm2[ok])
-            t, s = unimcd(Yd, h)
-            good = s > 1e-12 * np.sqrt(scale2)
-            if np.any(good):
-                Z = np.abs(Yd[:, good] - t[good]) / s[good]
-                outl = np.maximum(outl, Z.max(axis=1))
-        return outl
-
-    def _subset_pca(self, op, prod, diag, rows: np.ndarray, k: int, plan, rng):
-        """Classical KPCA of ``rows``: centre weights, directions ``C`` (n, r), the
-        variances (divisor ``m - 1``) of the first ``min(k, rank)`` components, all
-        those computed, and the subset's total variance."""
-        n = op.n
-        w = np.zeros(n)
-        w[rows] = 1.0
-        m = rows.size
-        g = w / m
-        Kg = prod(g[:, None])[:, 0]
-        c = float(g @ Kg)
-        cen = Centering(Kg, c, weights=g, scale=w)
-        kk = max(1, min(k, m - 1))
-        res = self._solve_wrapped(op, cen, replace(plan, k=kk), rng)
-        mu = np.asarray(res.values, dtype=np.float64)
-        V = np.asarray(res.vectors, dtype=np.float64)
-        tot = float(np.sum(diag[rows]) - m * c) / (m - 1)
-        noise = m * od_noise(diag[rows], op.dtype)  # round-off of the centred subset
-        keep = mu > max(noise, 1e-12 * float(np.max(mu, initial=0.0)))
-        mu, V = mu[keep], V[:, keep]
-        A = V * w[:, None] / np.sqrt(mu)
-        C = A - np.outer(g, A.sum(axis=0))
-        ev = mu / (m - 1)
-        return g, C, ev, ev, tot
-
-    def _choose_k(self, ev: np.ndarray, tot: float, k_req: int) -> int:
-        """rrcov's choice of ``k`` for ``n_components`` None (80 %) or a fraction."""
-        nc = self.n_components
-        if nc is not None and not is_fraction(nc):
-            return min(int(nc), ev.size)
-        frac = 0.8 if nc is None else float(nc)
-        small = np.flatnonzero(ev / ev[0] <= 1e-3)
-        k = min(ev.size, int(small[0]) + 1) if small.size else ev.size
-        cum = np.cumsum(ev[:k]) / tot if tot > 0 else np.ones(k)
-        if cum[-1] >= frac:
-            k = int(np.searchsorted(cum, frac - 1e-12) + 1)
-        return max(1, min(k, ev.size))
-
-    @staticmethod
-    def _scores(prod, diag, g, C) -> tuple[np.ndarray, np.ndarray]:
-        """Raw scores ``<phi(x_i) - theta, f_l>`` and ``||phi(x_i) - theta||^2``."""
-        KM = prod(np.column_stack([C, g]))
-        Kg = KM[:, -1]
-        Y = KM[:, :-1] - Kg @ C
-        return Y, np.maximum(diag - 2.0 * Kg + float(g @ Kg), 0.0)
-
-    @staticmethod
-    def _csteps(Y, ev, g, C, h: int, niter: int = 100):
-        """rrcov's ``projectMCD`` C-steps in the k-dimensional score space."""
-        k = Y.shape[1]
-        mah = np.sum(Y**2 / ev[:k], axis=1)
-        old = float(np.prod(ev[:k]))
-        it = 0
-        for it in range(1, niter + 1):  # noqa: B007 (read after the loop)
-            sub = Y[np.argsort(mah, kind="stable")[:h]]
-            mu = sub.mean(axis=0)
-            U, s, Vt = np.linalg.svd(sub - mu, full_matrices=False)
-            e = s**2 / (h - 1)
-            if s.size == 0 or not s[0] > 0:
-                break
-            r = int(np.count_nonzero(s > max(sub.shape) * np.finfo(float).eps * s[0]))
-            L = Vt[:r].T
-            e = e[:r]
-            obj = float(np.prod(e))
-            Y = (Y - mu) @ L
-            g = g + C @ mu
-            C = C @ L
-            mah = np.sum(Y**2 / e, axis=1)
-            if r == k and abs(old - obj) <= 1e-12 * abs(old):
-                break
-            old = obj
-            k = r
-        return g, C, Y, k, it
-
-    def _set_robpca(self, X, kernel, gamma: float, plan, s: dict) -> np.ndarray:
-        """Fitted attributes (only once the whole fit has succeeded)."""
-        g, C, lam, Y = s["g"], s["C"], s["lam"], s["Y"]
-        out_dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-        space = FittedSubspace(
-            kernel, X, C, g, s["Kg"], float(g @ s["Kg"]), lam, basis_scores=Y,
-            norm_floor=norm_floor(s["diag"], plan.dtype),
-            od_noise=od_noise(s["diag"], plan.dtype), rows_dtype=plan.dtype.name)
-        self.kernel_ = kernel
-        self.gamma_ = gamma
-        self.X_fit_ = X
-        self.subspace_ = space
-        self.eigenvalues_ = lam.astype(out_dtype)
-        self.explained_variance_ = lam.astype(out_dtype)
-        self.explained_variance_ratio_ = s["ratio"].astype(out_dtype)
-        self.score_variance_ = lam
-        self.n_components_ = int(lam.size)
-        self.eigen_solver_ = plan.solver
-        self.outlyingness_ = s["outl"]
-        self.h_ = int(s["h"])
-        self.h_subset_ = s["H0"]
-        self.center_weights_ = g
-        self.n_iter_ = int(s["n_iter"])
-        sd, od = space.distances(Y, space.basis_sqnorms())
-        self._set_outlier_statistics(sd, od)
-        return Y.astype(out_dtype)
+                plan = device_plan(plan, device, settings)
+            op = build_operator(X, plan, settings, rng, start=False)
+            state = robpca.run(X, kernel, op, plan, settings, h, k_req, rng)
+        out = commit(self, robpca.result(X, kernel, gamma, plan, state, self.contamination))
+        return out if device is None else from_host(out, device_namespace(device),
+                                                    device.device)
 
     def influence(self):
         """Refused: the empirical influence (:class:`kpca.diagnostics.Influence`) is

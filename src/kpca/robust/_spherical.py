@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,7 +13,45 @@ from .._base import extend_init
 from .._kernel_pca import KernelPCA
 from ..diagnostics import robust_scale
 from ..operators import Centering
-from ._base import RobustKernelPCA, spatial_median
+from ._base import RobustCentring, RobustKernelPCA, spatial_median
+
+
+@dataclass(frozen=True)
+class SpatialSigns(RobustCentring):
+    """Centre on the kernel spatial median and scale each row to unit length: the
+    spatial signs (docs/math.md, "Robust KPCA and diagnostics")."""
+
+    robust_tol: float = 1e-7
+    robust_max_iter: int = 500
+    normalized = True
+
+    def robust_centering(self, op, diag_k, plan, settings, rng, floor: float, noise: float
+                         ) -> tuple[Centering, dict]:
+        if settings.center:
+            g, m, c, dist, n_iter, ok = spatial_median(
+                op, diag_k, tol=self.robust_tol, max_iter=self.robust_max_iter, floor=floor
+            )
+            if not ok:
+                warnings.warn(
+                    f"the kernel spatial median did not converge in {n_iter} iterations; "
+                    "raise robust_max_iter or robust_tol.",
+                    ConvergenceWarning,
+                    stacklevel=6,
+                )
+        else:
+            n = op.n
+            g, m, c, n_iter, ok = None, np.zeros(n), 0.0, 0, True
+            dist = np.sqrt(np.maximum(diag_k, 0.0))
+        scale = 1.0 / np.maximum(dist, floor)
+        fitted = {"n_iter_": n_iter, "converged_": ok, "center_weights_": g,
+                  "distances_": dist}
+        return Centering(m, c, enabled=bool(settings.center), weights=g, scale=scale), fitted
+
+    def row_scale(self, model) -> np.ndarray:
+        return 1.0 / np.maximum(model.distances_, model.subspace_.norm_floor)
+
+    def score_variance(self, raw: np.ndarray, explained_variance: np.ndarray) -> np.ndarray:
+        return robust_scale(np.asarray(raw, np.float64)) ** 2
 
 
 @extend_init(KernelPCA, robust_tol=1e-7, robust_max_iter=500)
@@ -83,32 +122,4 @@ class SphericalKernelPCA(RobustKernelPCA):
     if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
         def __init__(self, *args: Any, **params: Any) -> None: ...
 
-    _normalized = True
-
-    def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> tuple[Centering, dict]:
-        if self.center:
-            g, m, c, dist, n_iter, ok = spatial_median(
-                op, diag_k, tol=self.robust_tol, max_iter=self.robust_max_iter, floor=floor
-            )
-            if not ok:
-                warnings.warn(
-                    f"the kernel spatial median did not converge in {n_iter} iterations; "
-                    "raise robust_max_iter or robust_tol.",
-                    ConvergenceWarning,
-                    stacklevel=6,
-                )
-        else:
-            n = op.n
-            g, m, c, n_iter, ok = None, np.zeros(n), 0.0, 0, True
-            dist = np.sqrt(np.maximum(diag_k, 0.0))
-        scale = 1.0 / np.maximum(dist, floor)
-        fitted = {"n_iter_": n_iter, "converged_": ok, "center_weights_": g,
-                  "distances_": dist}
-        return Centering(m, c, enabled=bool(self.center), weights=g, scale=scale), fitted
-
-    def _row_scale(self) -> np.ndarray:
-        return 1.0 / np.maximum(self.distances_, self.subspace_.norm_floor)
-
-    def _score_variance(self, raw: np.ndarray) -> np.ndarray:
-        return robust_scale(np.asarray(raw, np.float64)) ** 2
+    _centring = SpatialSigns

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -11,10 +12,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
+from .._fit import solve_centred
 from .._kernel_pca import KernelPCA
 from ..diagnostics import MAD_SCALE, robust_scale
 from ..operators import Centering, center, host_matmat
-from ._base import RobustKernelPCA, spatial_median
+from ._base import RobustCentring, RobustKernelPCA, spatial_median
 
 INITS = ("spherical", "uniform")
 DISTANCES = ("full", "score")
@@ -56,6 +58,136 @@ def campbell_weights(d: np.ndarray, k: int, b1: float = 2.0, b2: float = 1.25) -
     hi = d > d0
     w[hi] = (d0 / d[hi]) * np.exp(-((d[hi] - d0) ** 2) / (2.0 * b2**2))
     return w
+
+
+@dataclass(frozen=True)
+class CampbellWeights(RobustCentring):
+    """Campbell's reweighting of the centred kernel matrix until the weights are a
+    fixed point (:class:`WeightedKernelPCA`; docs/math.md, "Robust KPCA and
+    diagnostics")."""
+
+    b1: float = 2.0
+    b2: float = 1.25
+    distance: str = "full"
+    init: str = "spherical"
+    robust_tol: float = 1e-3
+    robust_max_iter: int = 30
+
+    def _centering_for(self, op, w: np.ndarray, settings) -> Centering:
+        if not settings.center:
+            return Centering(np.zeros(op.n), 0.0, enabled=False, scale=w)
+        g = w / w.sum()
+        m = host_matmat(op, g[:, None]).ravel()
+        return Centering(m, float(g @ m), weights=g, scale=w)
+
+    def _raw_scores(self, op, c: Centering, A: np.ndarray) -> np.ndarray:
+        """``K~ S A``: raw scores of the training points (one pass over K)."""
+        unscaled = Centering(c.row_means, c.grand_mean, enabled=c.enabled, weights=c.weights)
+        SA = A * c.scale[:, None]
+        return host_matmat(center(op, centering=unscaled)[0], SA)
+
+    def _initial_distances(self, op, diag_k, plan, settings, rng, floor: float, noise: float
+                           ) -> tuple[np.ndarray, int] | None:
+        """Mahalanobis-type distances (and their degrees of freedom) from the spherical
+        KPCA fit: a robust start."""
+        if settings.center:
+            g, m, c, dist, _, _ = spatial_median(
+                op, diag_k, tol=1e-6, max_iter=200, floor=floor
+            )
+            cs = Centering(m, c, weights=g, scale=1.0 / np.maximum(dist, floor))
+        else:
+            dist = np.sqrt(np.maximum(diag_k, 0.0))
+            cs = Centering(np.zeros(op.n), 0.0, enabled=False,
+                           scale=1.0 / np.maximum(dist, floor))
+        res = solve_centred(op, cs, plan, settings, rng)
+        keep = res.values > 0
+        if not np.any(keep):
+            return None
+        A = res.vectors[:, keep] / np.sqrt(res.values[keep])
+        raw = self._raw_scores(op, cs, np.asarray(A, np.float64))
+        lam = robust_scale(raw) ** 2
+        ok = lam > 0
+        if not np.any(ok):
+            return None
+        d2 = np.sum(raw[:, ok] ** 2 / lam[ok], axis=1)
+        dof = int(np.count_nonzero(ok))
+        if self.distance == "full":
+            od2 = np.maximum(_sq_norms(cs, diag_k) - np.sum(raw**2, axis=1), 0.0)
+            term = _od_term(od2, noise)
+            if term is not None:
+                d2, dof = d2 + term, dof + 1
+        return np.sqrt(d2), dof
+
+    def robust_centering(self, op, diag_k, plan, settings, rng, floor: float, noise: float
+                         ) -> tuple[Centering, dict]:
+        n = op.n
+        w = np.ones(n)
+        if self.init == "spherical":
+            start = self._initial_distances(op, diag_k, plan, settings, rng, floor, noise)
+            if start is not None:
+                w = campbell_weights(*start, self.b1, self.b2)
+        d = np.zeros(n)
+        converged, it = False, 0
+        rho, previous = 1.0, np.inf
+        for it in range(1, self.robust_max_iter + 1):  # noqa: B007 (read after the loop)
+            if not np.any(w > 0):
+                raise ValueError(
+                    "WeightedKernelPCA: every Campbell weight underflowed to 0; increase "
+                    "b2 or n_components."
+                )
+            c = self._centering_for(op, w, settings)
+            res = solve_centred(op, c, plan, settings, rng)
+            keep = res.values > 0
+            if not np.any(keep):  # no variance left: nothing to reweight
+                converged = True
+                break
+            mu = np.asarray(res.values[keep], np.float64)
+            A = np.asarray(res.vectors[:, keep], np.float64) / np.sqrt(mu)
+            raw = self._raw_scores(op, c, A)
+            lam = mu / np.sum(w**2)
+            d2 = np.sum(raw**2 / lam, axis=1)
+            dof = mu.size
+            if self.distance == "full":  # plus the orthogonal part, one more dimension
+                od2 = np.maximum(_sq_norms(c, diag_k) - np.sum(raw**2, axis=1), 0.0)
+                term = _od_term(od2, noise)
+                if term is not None:
+                    d2, dof = d2 + term, dof + 1
+            d = np.sqrt(d2)
+            w_new = campbell_weights(d, dof, self.b1, self.b2)
+            change = float(np.max(np.abs(w_new - w)))
+            if change <= self.robust_tol:
+                w = w_new
+                converged = True
+                break
+            # a redescending weight function can make the iteration cycle: when the
+            # change stops shrinking, damp the update (w += rho (w_new - w))
+            if change >= 0.9 * previous:
+                rho = max(rho / 2.0, 1.0 / 64.0)
+            else:
+                rho = min(1.0, 1.5 * rho)
+            previous = change
+            w = w + rho * (w_new - w)
+        if not converged:
+            warnings.warn(
+                f"WeightedKernelPCA: the weights did not converge in {it} iterations; "
+                "raise robust_max_iter or robust_tol.",
+                ConvergenceWarning,
+                stacklevel=6,
+            )
+        # a weight below sqrt(eps) contributes w^2 < eps to the covariance: make it an
+        # exact 0, so that no later step divides a training score by it
+        w = np.where(w >= np.sqrt(np.finfo(op.dtype).eps), w, 0.0)
+        c = self._centering_for(op, w, settings)
+        fitted = {"n_iter_": it, "converged_": converged, "weights_": w, "distances_": d,
+                  "center_weights_": c.weights if c.weights is not None else np.zeros(n)}
+        return c, fitted
+
+    def row_scale(self, model) -> np.ndarray:
+        return model.weights_
+
+    def variance_divisor(self, n: int, fitted: dict) -> float:
+        # eigenvalues of the weighted covariance C_w = K* / sum w^2
+        return float(np.sum(fitted["weights_"] ** 2))
 
 
 @extend_init(KernelPCA, b1=2.0, b2=1.25, distance="full", init="spherical",
@@ -164,120 +296,4 @@ class WeightedKernelPCA(RobustKernelPCA):
         "distance": [StrOptions(set(DISTANCES))],
         "init": [StrOptions(set(INITS))],
     }
-
-    # ------------------------------------------------------------------ iteration
-    def _centering_for(self, op, w: np.ndarray) -> Centering:
-        if not self.center:
-            return Centering(np.zeros(op.n), 0.0, enabled=False, scale=w)
-        g = w / w.sum()
-        m = host_matmat(op, g[:, None]).ravel()
-        return Centering(m, float(g @ m), weights=g, scale=w)
-
-    def _raw_scores(self, op, c: Centering, A: np.ndarray) -> np.ndarray:
-        """``K~ S A``: raw scores of the training points (one pass over K)."""
-        unscaled = Centering(c.row_means, c.grand_mean, enabled=c.enabled, weights=c.weights)
-        SA = A * c.scale[:, None]
-        return host_matmat(center(op, centering=unscaled)[0], SA)
-
-    def _initial_distances(self, op, diag_k, plan, rng, floor: float, noise: float
-                           ) -> tuple[np.ndarray, int] | None:
-        """Mahalanobis-type distances (and their degrees of freedom) from the spherical
-        KPCA fit: a robust start."""
-        if self.center:
-            g, m, c, dist, _, _ = spatial_median(
-                op, diag_k, tol=1e-6, max_iter=200, floor=floor
-            )
-            cs = Centering(m, c, weights=g, scale=1.0 / np.maximum(dist, floor))
-        else:
-            dist = np.sqrt(np.maximum(diag_k, 0.0))
-            cs = Centering(np.zeros(op.n), 0.0, enabled=False,
-                           scale=1.0 / np.maximum(dist, floor))
-        res = self._solve_wrapped(op, cs, plan, rng)
-        keep = res.values > 0
-        if not np.any(keep):
-            return None
-        A = res.vectors[:, keep] / np.sqrt(res.values[keep])
-        raw = self._raw_scores(op, cs, np.asarray(A, np.float64))
-        lam = robust_scale(raw) ** 2
-        ok = lam > 0
-        if not np.any(ok):
-            return None
-        d2 = np.sum(raw[:, ok] ** 2 / lam[ok], axis=1)
-        dof = int(np.count_nonzero(ok))
-        if self.distance == "full":
-            od2 = np.maximum(_sq_norms(cs, diag_k) - np.sum(raw**2, axis=1), 0.0)
-            term = _od_term(od2, noise)
-            if term is not None:
-                d2, dof = d2 + term, dof + 1
-        return np.sqrt(d2), dof
-
-    def _robust_centering(self, op, diag_k, plan, rng, floor: float, noise: float
-                          ) -> tuple[Centering, dict]:
-        n = op.n
-        w = np.ones(n)
-        if self.init == "spherical":
-            start = self._initial_distances(op, diag_k, plan, rng, floor, noise)
-            if start is not None:
-                w = campbell_weights(*start, self.b1, self.b2)
-        d = np.zeros(n)
-        converged, it = False, 0
-        rho, previous = 1.0, np.inf
-        for it in range(1, self.robust_max_iter + 1):  # noqa: B007 (read after the loop)
-            if not np.any(w > 0):
-                raise ValueError(
-                    "WeightedKernelPCA: every Campbell weight underflowed to 0; increase "
-                    "b2 or n_components."
-                )
-            c = self._centering_for(op, w)
-            res = self._solve_wrapped(op, c, plan, rng)
-            keep = res.values > 0
-            if not np.any(keep):  # no variance left: nothing to reweight
-                converged = True
-                break
-            mu = np.asarray(res.values[keep], np.float64)
-            A = np.asarray(res.vectors[:, keep], np.float64) / np.sqrt(mu)
-            raw = self._raw_scores(op, c, A)
-            lam = mu / np.sum(w**2)
-            d2 = np.sum(raw**2 / lam, axis=1)
-            dof = mu.size
-            if self.distance == "full":  # plus the orthogonal part, one more dimension
-                od2 = np.maximum(_sq_norms(c, diag_k) - np.sum(raw**2, axis=1), 0.0)
-                term = _od_term(od2, noise)
-                if term is not None:
-                    d2, dof = d2 + term, dof + 1
-            d = np.sqrt(d2)
-            w_new = campbell_weights(d, dof, self.b1, self.b2)
-            change = float(np.max(np.abs(w_new - w)))
-            if change <= self.robust_tol:
-                w = w_new
-                converged = True
-                break
-            # a redescending weight function can make the iteration cycle: when the
-            # change stops shrinking, damp the update (w += rho (w_new - w))
-            if change >= 0.9 * previous:
-                rho = max(rho / 2.0, 1.0 / 64.0)
-            else:
-                rho = min(1.0, 1.5 * rho)
-            previous = change
-            w = w + rho * (w_new - w)
-        if not converged:
-            warnings.warn(
-                f"WeightedKernelPCA: the weights did not converge in {it} iterations; "
-                "raise robust_max_iter or robust_tol.",
-                ConvergenceWarning,
-                stacklevel=6,
-            )
-        # a weight below sqrt(eps) contributes w^2 < eps to the covariance: make it an
-        # exact 0, so that no later step divides a training score by it
-        w = np.where(w >= np.sqrt(np.finfo(op.dtype).eps), w, 0.0)
-        c = self._centering_for(op, w)
-        fitted = {"n_iter_": it, "converged_": converged, "weights_": w, "distances_": d,
-                  "center_weights_": c.weights if c.weights is not None else np.zeros(n)}
-        return c, fitted
-
-    def _row_scale(self) -> np.ndarray:
-        return self.weights_
-
-    def _variance_divisor(self, n: int) -> float:
-        # eigenvalues of the weighted covariance C_w = K* / sum w^2
-        return float(np.sum(self.weights_**2))
+    _centring = CampbellWeights
