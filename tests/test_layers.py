@@ -38,24 +38,19 @@ ALLOWED_IMPORTS = {
     # (NATIVE_RBF_VARIANT, NATIVE_VARIANT: not public constants)
     ("kpca._info", "kpca.kernels._standard"),
     ("kpca._info", "kpca.operators._tiled"),
-    # the estimators' device pre-images and transform build the pre-image layer's
-    # device geometry themselves (merged with the device pre-images; issue 32 item 6
-    # moves the pre-image geometry to preimage/: export it there, or move the callers)
-    ("kpca._base", "kpca.preimage._device.DeviceSpace"),
-    ("kpca._base", "kpca.preimage._device.device_space_supported"),
-    # the tiled operator and the fused CPU transform of FittedSubspace drive the
-    # compiled RBF block and tile product themselves, on the kernels' prepared rows and
-    # columns (issue 32 item 6: the evaluation engines leave FittedSubspace)
+    # the tiled operator and the fused CPU transform engine of the fitted subspace drive
+    # the compiled RBF block and tile product themselves, on the kernels' prepared rows
+    # and columns
     ("kpca.operators._tiled", "kpca.kernels._standard"),
     ("kpca.operators._tiled", "kpca.kernels._standard._RBFPrepared"),
     ("kpca.operators._tiled", "kpca.kernels._standard._native_width"),
-    ("kpca.subspace", "kpca.kernels._standard"),
-    ("kpca.subspace", "kpca.kernels._standard._RBFPrepared"),
-    ("kpca.subspace", "kpca.kernels._standard._RBFRows"),
-    ("kpca.subspace", "kpca.kernels._standard._native_width"),
-    ("kpca.subspace", "kpca.operators._tiled"),
-    ("kpca.subspace", "kpca.operators._tiled._sgemm"),
-    ("kpca.subspace", "kpca.operators._tiled._tileprod"),
+    ("kpca.subspace._engines", "kpca.kernels._standard"),
+    ("kpca.subspace._engines", "kpca.kernels._standard._RBFPrepared"),
+    ("kpca.subspace._engines", "kpca.kernels._standard._RBFRows"),
+    ("kpca.subspace._engines", "kpca.kernels._standard._native_width"),
+    ("kpca.subspace._engines", "kpca.operators._tiled"),
+    ("kpca.subspace._engines", "kpca.operators._tiled._sgemm"),
+    ("kpca.subspace._engines", "kpca.operators._tiled._tileprod"),
 }
 
 #: private methods overridden across layers: (overriding class, overridden method)

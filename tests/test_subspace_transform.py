@@ -8,8 +8,8 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kpca
-import kpca.subspace as subspace
 from kpca.robust import SphericalKernelPCA
+from kpca.subspace import _engines
 
 GAMMA = 0.3
 
@@ -51,11 +51,11 @@ def test_pieces_and_whole_rows_give_the_same_scores(estimator, tiny_pieces, monk
     X, T = _data(np.float64)
     model = estimator().fit(X)
     calls = []
-    fused = subspace.FittedSubspace._transform_fused
-    monkeypatch.setattr(subspace.FittedSubspace, "_transform_fused",
-                        lambda self, *a: calls.append(1) or fused(self, *a))
+    fused = _engines.transform_fused
+    monkeypatch.setattr(_engines, "transform_fused",
+                        lambda space, *a: calls.append(1) or fused(space, *a))
     pieces = model.transform(T)
     assert calls, "the pieced path was not taken"
-    monkeypatch.setattr(subspace.FittedSubspace, "_fusable", lambda self, X: False)
+    monkeypatch.setattr(_engines, "fusable", lambda space, X: False)
     whole = model.transform(T)
     np.testing.assert_allclose(pieces, whole, rtol=1e-10, atol=1e-12)

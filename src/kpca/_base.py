@@ -38,14 +38,16 @@ from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import RBF, Linear, Polynomial, check_device_kernel, device_block_product
 from .operators import n_threads
 from .preimage import (
+    DeviceSpace,
+    HostSpace,
     PreimageInfo,
     check_fixed_point_kernel,
     check_mds_kernel,
+    device_space_supported,
     fixed_point_preimage,
     mds_preimage,
     score_space_kernel,
 )
-from .preimage._device import DeviceSpace, device_space_supported
 from .subspace import FittedSubspace
 
 #: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
@@ -620,19 +622,22 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             ds = DeviceSpace(space, xp, Y.device, Y_fit.dtype)
             residual = to_host(ds.residual(Z, Yd[:, :q]), np.float64)
         else:
-            residual = space.residual(to_host(Z, np.float64), to_host(Yd[:, :q], np.float64))
+            residual = HostSpace(space).residual(to_host(Z, np.float64),
+                                                 to_host(Yd[:, :q], np.float64))
         return Z, PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
     def _solve_preimage(self, space, Y, method, Z0, n_neighbors, max_iter, tol, return_info):
         """``space``: a FittedSubspace (NumPy scores) or a DeviceSpace (device scores)."""
         block_bytes = self._block_bytes("preimage_block_bytes", 8)
+        device = isinstance(space, DeviceSpace)
+        if not device:
+            space = HostSpace(space)
         if method == "fixed_point":
             Z, info = fixed_point_preimage(space, Y, Z0, max_iter=max_iter, tol=tol,
                                            block_bytes=block_bytes)
             _warn_not_converged(info, max_iter)
         else:
             Z, info = mds_preimage(space, Y, n_neighbors=n_neighbors, block_bytes=block_bytes)
-        device = isinstance(space, DeviceSpace)
         out = Z if device else Z.astype(self.eigenvalues_.dtype, copy=False)
         if not return_info:
             return out

@@ -47,7 +47,7 @@ from .kernels import (
     check_device_kernel,
     make_kernel,
 )
-from .preimage import PreimageInfo, ridge_preimage, score_space_kernel
+from .preimage import HostSpace, PreimageInfo, ridge_preimage, score_space_kernel
 from .solvers import SOLVERS
 
 
@@ -452,8 +452,8 @@ class KernelPCA(BaseKernelPCA):
             return Z
         q = k if q is None else q
         space = self.subspace_.truncate(q)
-        residual = space.residual(np.asarray(Z, dtype=np.float64),
-                                  np.asarray(Y[:, :q], dtype=np.float64))
+        residual = HostSpace(space).residual(np.asarray(Z, dtype=np.float64),
+                                             np.asarray(Y[:, :q], dtype=np.float64))
         return Z, PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
     # ------------------------------------------------------------------ sklearn glue

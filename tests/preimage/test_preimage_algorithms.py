@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.decomposition import PCA
 
 from kpca import KernelPCA
-from kpca.preimage import fixed_point_preimage, mds_from_distances, mds_preimage
+from kpca.preimage import HostSpace, fixed_point_preimage, mds_from_distances, mds_preimage
 
 
 def data(seed=0, n=60, d=3, m=9):
@@ -80,7 +80,7 @@ def test_fixed_point_converged_points_are_stationary():
     Z1 = fixed_point_rbf_loop(X, ref.gammas(ref.scores(T)), Z, gamma, 1)
     assert_allclose(Z1, Z, atol=1e-6)
     # and the feature-space error is no larger than at the start (the noisy input)
-    space = est.subspace_
+    space = HostSpace(est.subspace_)
     Y = est.transform(T)
     assert np.all(space.residual(Z, Y) <= space.residual(T, Y) + 1e-12)
 

@@ -25,13 +25,26 @@ from .._array_api import device_namespace, float_dtype, from_host, to_host
 from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial, check_device_kernel
 from ._base import PreimageInfo
+from ._geometry import HostSpace, column_blocks, row_chunk
 
 logger = logging.getLogger("kpca")
 
 
 def device_space_supported(space: Any) -> bool:
-    """Whether :class:`DeviceSpace` can hold ``space``: dense expansion points of a
-    kernel with a device implementation (a model fitted on device arrays always is)."""
+    """Whether :class:`DeviceSpace` can hold the fitted subspace ``space``: dense
+    expansion points of a kernel with a device implementation (a model fitted on device
+    arrays always is), and their raw scores (for the neighbour search).
+
+    Parameters
+    ----------
+    space : FittedSubspace or HostSpace
+
+    Returns
+    -------
+    bool
+    """
+    if isinstance(space, HostSpace):
+        space = space.space
     if not isinstance(space.basis, np.ndarray) or space.basis.dtype.kind not in "fiu":
         return False
     try:
@@ -46,6 +59,8 @@ def as_device_space(space: Any, Y: Any) -> tuple[DeviceSpace | None, Any]:
     host scores. ``space`` may already be a :class:`DeviceSpace`."""
     if isinstance(space, DeviceSpace):
         return space, space.xp
+    if isinstance(space, HostSpace):
+        space = space.space
     xp = device_namespace(Y)
     if xp is None:
         return None, None
@@ -56,13 +71,13 @@ def as_device_space(space: Any, Y: Any) -> tuple[DeviceSpace | None, Any]:
 class DeviceSpace:
     """The pre-image geometry of a :class:`kpca.subspace.FittedSubspace`, on a device.
 
-    The methods mirror the subspace's (``coefficients``, ``proj_sqnorm``, ``nearest``,
-    ``take``, ``residual``; ``column_blocks`` and ``row_chunk`` are the subspace's
-    own), on arrays of namespace ``xp`` in the precision ``dtype``.
+    The methods mirror :class:`~kpca.preimage.HostSpace`'s (``coefficients``,
+    ``proj_sqnorm``, ``nearest``, ``take``, ``residual``, and the same ``column_blocks``
+    and ``row_chunk``), on arrays of namespace ``xp`` in the precision ``dtype``.
 
     Parameters
     ----------
-    space : FittedSubspace
+    space : FittedSubspace or HostSpace
         With dense expansion points (:func:`device_space_supported`).
     xp : namespace
     device : device of ``xp``
@@ -71,6 +86,8 @@ class DeviceSpace:
     """
 
     def __init__(self, space: Any, xp: Any, device: Any, dtype: Any) -> None:
+        if isinstance(space, HostSpace):
+            space = space.space
         check_device_kernel(space.kernel)
         self.space = space
         self.kernel = space.kernel
@@ -109,10 +126,12 @@ class DeviceSpace:
         return self.space.n_features
 
     def column_blocks(self, m: int, block_bytes: int | None = None):
-        return self.space.column_blocks(m, block_bytes)
+        """As :meth:`kpca.preimage.HostSpace.column_blocks`."""
+        return column_blocks(self.n, self.n_features, m, block_bytes)
 
     def row_chunk(self, block_bytes: int | None = None) -> int:
-        return self.space.row_chunk(block_bytes)
+        """As :meth:`kpca.preimage.HostSpace.row_chunk`."""
+        return row_chunk(block_bytes)
 
     # ------------------------------------------------------------------ geometry
     def coefficients(self, Y: Any, j0: int, j1: int) -> Any:

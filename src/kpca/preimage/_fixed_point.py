@@ -42,7 +42,8 @@ from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial
 from ..subspace import FittedSubspace
 from ._base import PreimageInfo
-from ._device import as_device_space, fixed_point_device
+from ._device import DeviceSpace, as_device_space, fixed_point_device
+from ._geometry import HostSpace, host_space
 
 logger = logging.getLogger("kpca")
 
@@ -63,7 +64,7 @@ def check_fixed_point_kernel(kernel) -> None:
         )
 
 
-def _data_scale(space: FittedSubspace, block_bytes: int | None = None) -> float:
+def _data_scale(space: HostSpace, block_bytes: int | None = None) -> float:
     """``sqrt(trace Cov X)``: the spread of the training inputs (1 if degenerate)."""
     total = 0.0
     mean = np.zeros(space.n_features)
@@ -77,7 +78,7 @@ def _data_scale(space: FittedSubspace, block_bytes: int | None = None) -> float:
     return s if np.isfinite(s) and s > 0 else 1.0
 
 
-def _step(space: FittedSubspace, prep, Z: np.ndarray, Y: np.ndarray, block_bytes: int,
+def _step(space: HostSpace, prep, Z: np.ndarray, Y: np.ndarray, block_bytes: int,
           G: np.ndarray | None = None, rows: np.ndarray | None = None
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One update for the rows of ``Z``: numerator (m, d), denominator (m,), sum |w| (m,).
@@ -123,7 +124,7 @@ def _step(space: FittedSubspace, prep, Z: np.ndarray, Y: np.ndarray, block_bytes
 
 
 def fixed_point_preimage(
-    space: FittedSubspace,
+    space: FittedSubspace | HostSpace | DeviceSpace,
     Y: np.ndarray,
     Z0: np.ndarray,
     *,
@@ -135,8 +136,9 @@ def fixed_point_preimage(
 
     Parameters
     ----------
-    space : FittedSubspace or DeviceSpace
-        The fitted subspace (kernel, expansion points, coefficients, centre).
+    space : FittedSubspace, HostSpace or DeviceSpace
+        The fitted subspace (kernel, expansion points, coefficients, centre), or its
+        pre-image geometry on the host or a device.
     Y : array of shape (m, k)
         Scores on the ``space.k`` components (the points ``P phi(t)`` to invert). An
         Array API array (PyTorch, CuPy, ...): the iteration runs on its device, in its
@@ -169,6 +171,7 @@ def fixed_point_preimage(
             ds, Y, Z0, max_iter=max_iter, tol=tol, vanish=_VANISH,
             block_bytes=get_config()["preimage_block_bytes"] if block_bytes is None
             else block_bytes)
+    space = host_space(space)
     Y = np.asarray(Y, dtype=np.float64)
     Z = np.array(Z0, dtype=np.float64, copy=True)
     m = Y.shape[0]

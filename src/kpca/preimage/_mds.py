@@ -36,6 +36,7 @@ from ..kernels import RBF, Linear, Polynomial
 from ..subspace import FittedSubspace
 from ._base import PreimageInfo
 from ._device import DeviceSpace, as_device_space
+from ._geometry import HostSpace, host_space
 
 #: kernels the distance-based pre-image supports (the distance map is invertible)
 MDS_KERNELS = ("rbf", "poly", "linear")
@@ -59,16 +60,16 @@ def _root(x: Any, p: float, xp: Any = np) -> Any:
     return xp.clip(x, 0.0, None) ** (1.0 / p)
 
 
-def input_sqdist(space: FittedSubspace, Y: Any, idx: Any, fd2: Any) -> Any:
+def input_sqdist(space: HostSpace | DeviceSpace, Y: Any, idx: Any, fd2: Any) -> Any:
     """Input-space squared distances from the pre-image to the neighbours ``idx``.
 
     Written once for the host and the device: ``space`` is a
-    :class:`~kpca.subspace.FittedSubspace` with NumPy arrays, or a
-    :class:`._device.DeviceSpace` with arrays of its namespace.
+    :class:`~kpca.preimage.HostSpace` with NumPy arrays, or a
+    :class:`~kpca.preimage.DeviceSpace` with arrays of its namespace.
 
     Parameters
     ----------
-    space : FittedSubspace or DeviceSpace
+    space : HostSpace or DeviceSpace
     Y : array of shape (m, k)
         Scores.
     idx : array of int, shape (m, q)
@@ -128,12 +129,12 @@ def mds_from_distances(N: Any, d2: Any, rcond: float = 1e-6) -> Any:
 
 
 def _namespace(space: Any) -> Any:
-    """The namespace of the pre-image geometry ``space`` (NumPy for a FittedSubspace)."""
+    """The namespace of the pre-image geometry ``space`` (NumPy for a HostSpace)."""
     return space.xp if isinstance(space, DeviceSpace) else np
 
 
 def mds_preimage(
-    space: FittedSubspace,
+    space: FittedSubspace | HostSpace | DeviceSpace,
     Y: np.ndarray,
     *,
     n_neighbors: int = 10,
@@ -144,7 +145,8 @@ def mds_preimage(
 
     Parameters
     ----------
-    space : FittedSubspace or DeviceSpace
+    space : FittedSubspace, HostSpace or DeviceSpace
+        The fitted subspace, or its pre-image geometry on the host or a device.
     Y : array of shape (m, k)
         Scores on the ``space.k`` components. An Array API array (PyTorch, CuPy, ...):
         computed on its device, in its precision, and returned there.
@@ -169,6 +171,7 @@ def mds_preimage(
     ds, xp = as_device_space(space, Y)
     d = space.n_features
     if ds is None:
+        space = host_space(space)
         Y = np.asarray(Y, dtype=np.float64)
         Z = np.empty((Y.shape[0], d))
         xp = np
