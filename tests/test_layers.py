@@ -38,19 +38,6 @@ ALLOWED_IMPORTS = {
     # (NATIVE_RBF_VARIANT, NATIVE_VARIANT: not public constants)
     ("kpca._info", "kpca.kernels._standard"),
     ("kpca._info", "kpca.operators._tiled"),
-    # the tiled operator and the fused CPU transform engine of the fitted subspace drive
-    # the compiled RBF block and tile product themselves, on the kernels' prepared rows
-    # and columns
-    ("kpca.operators._tiled", "kpca.kernels._standard"),
-    ("kpca.operators._tiled", "kpca.kernels._standard._RBFPrepared"),
-    ("kpca.operators._tiled", "kpca.kernels._standard._native_width"),
-    ("kpca.subspace._engines", "kpca.kernels._standard"),
-    ("kpca.subspace._engines", "kpca.kernels._standard._RBFPrepared"),
-    ("kpca.subspace._engines", "kpca.kernels._standard._RBFRows"),
-    ("kpca.subspace._engines", "kpca.kernels._standard._native_width"),
-    ("kpca.subspace._engines", "kpca.operators._tiled"),
-    ("kpca.subspace._engines", "kpca.operators._tiled._sgemm"),
-    ("kpca.subspace._engines", "kpca.operators._tiled._tileprod"),
 }
 
 #: private methods overridden across layers: (overriding class, overridden method)

@@ -19,6 +19,8 @@ from ._standard import (
     Linear,
     Polynomial,
     Precomputed,
+    RBFPrepared,
+    RBFRows,
     Sigmoid,
     make_kernel,
 )
@@ -44,6 +46,8 @@ __all__ = [
     "Linear",
     "Polynomial",
     "Precomputed",
+    "RBFPrepared",
+    "RBFRows",
     "Sigmoid",
     "Spectrum",
     "as_strings",

@@ -122,8 +122,13 @@ class Polynomial(_GammaMixin, Kernel):
         return np.power(d, self.degree).astype(_float_dtype(X), copy=False)
 
 
-class _RBFPrepared:
+class RBFPrepared:
     """Column-side state of the RBF kernel: ``[2 g (y - c), -g ||y - c||^2, -g]``.
+
+    What :meth:`RBF.prepare` returns (``aug``, shape (m, d + 2), in the block's dtype);
+    a slice ``prep[j0:j1]`` is the state of those columns. Compiled loops outside the
+    kernels (the tiled operator's passes, the fused ``transform``) read ``aug`` and
+    :meth:`panels` where :meth:`compiled` holds.
 
     With the row side ``[x - c, 1, ||x - c||^2]`` one matrix product gives the
     exponent ``-g ||x - y||^2`` directly (no separate norm passes over the block).
@@ -136,7 +141,7 @@ class _RBFPrepared:
     """
 
     def __init__(self, centre: np.ndarray, aug: np.ndarray, gamma: float,
-                 g_sq_max: float | None = None, root: _RBFPrepared | None = None,
+                 g_sq_max: float | None = None, root: RBFPrepared | None = None,
                  offset: int = 0, limits: tuple[int, int] | None = None):
         self.centre = centre
         self.aug = aug
@@ -170,13 +175,13 @@ class _RBFPrepared:
             cfg = get_config()
             self.limits = (cfg["native_rbf_max_features"], cfg["native_rbf_pack_rows"])
 
-    def __getitem__(self, rows) -> _RBFPrepared:
+    def __getitem__(self, rows) -> RBFPrepared:
         if isinstance(rows, slice):
             start, _, step = rows.indices(len(self.aug))
             if step == 1:
-                return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
+                return RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
                                     self._root, self._offset + start, self.limits)
-        return _RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
+        return RBFPrepared(self.centre, self.aug[rows], self.gamma, self.g_sq_max,
                             limits=self.limits)
 
     def pack(self) -> None:
@@ -190,6 +195,12 @@ class _RBFPrepared:
             panels = np.empty((-(-len(root.aug) // 16), root.aug.shape[1], 16), np.float32)
             _rbfexp.pack_panels(root.aug, panels)
             root._panels = panels
+
+    def compiled(self) -> bool:
+        """Whether kpca's compiled RBF loops read these columns: float32, with at most
+        the setting ``native_rbf_max_features`` features (read when they were
+        prepared)."""
+        return self.aug.dtype == np.float32 and _native_width(self.aug, self.limits[0])
 
     def panels(self) -> np.ndarray | None:
         """This slice's columns in panels of 16 (a view of the root's), or None: not
@@ -210,19 +221,20 @@ class _RBFPrepared:
             np.hstack([Xc, np.ones((Xc.shape[0], 1), self.dtype), xx[:, None]]))
 
 
-class _RBFRows:
+class RBFRows:
     """Row-side state of the RBF kernel, ``[x - c, 1, ||x - c||^2]`` (see
-    :class:`_RBFPrepared`), for rows evaluated again and again against the same
+    :class:`RBFPrepared`), for rows evaluated again and again against the same
     prepared columns (an operator's passes), and whether the exponent must be
-    clamped at 0 (``clamp``)."""
+    clamped at 0 (``clamp``): what :meth:`RBF.prepare_rows` returns (``aug``, shape
+    (m, d + 2))."""
 
     def __init__(self, aug: np.ndarray, clamp: bool):
         self.aug = aug
         self.clamp = clamp
         self.shape = (aug.shape[0], aug.shape[1] - 2)
 
-    def __getitem__(self, rows) -> _RBFRows:
-        return _RBFRows(self.aug[rows], self.clamp)
+    def __getitem__(self, rows) -> RBFRows:
+        return RBFRows(self.aug[rows], self.clamp)
 
 
 # the largest round-off of an RBF exponent above 0 for which prepared rows skip the
@@ -251,7 +263,7 @@ class RBF(_GammaMixin, Kernel):
         aug = np.hstack([(2 * g) * Yc, (-g * yy)[:, None], np.full((len(Yc), 1), -g, dtype)])
         # C order whatever the data's (np.hstack keeps Fortran order): blocks read it
         # row by row, and the compiled kernel needs it
-        return _RBFPrepared(centre, np.ascontiguousarray(aug, dtype=dtype), g)
+        return RBFPrepared(centre, np.ascontiguousarray(aug, dtype=dtype), g)
 
     def prepare_rows(self, X, prep):
         """Rows prepared once (recomputed for each piece, their side cost ~7 % of an
@@ -265,20 +277,20 @@ class RBF(_GammaMixin, Kernel):
         by at most ``(d + 2) eps sum |q_i k_i| <= 2 (d + 2) eps g (|x'|^2 + |y'|^2)``,
         doubled here for the rounding of the inputs.
         """
-        if not isinstance(prep, _RBFPrepared) or sp.issparse(X):
+        if not isinstance(prep, RBFPrepared) or sp.issparse(X):
             return X
         aug = prep.rows_side(X)
         d = aug.shape[1] - 2
         g_rows = prep.gamma * float(aug[:, d + 1].max(initial=0.0))
         error = 4 * (d + 2) * np.finfo(aug.dtype).eps * (g_rows + prep.g_sq_max)
-        return _RBFRows(aug, clamp=not error <= get_config()["rbf_clamp_free_error"])
+        return RBFRows(aug, clamp=not error <= get_config()["rbf_clamp_free_error"])
 
     def block_prepared(self, X, prep, out=None):
-        if not isinstance(X, _RBFRows):
-            if not isinstance(prep, _RBFPrepared) or sp.issparse(X):
+        if not isinstance(X, RBFRows):
+            if not isinstance(prep, RBFPrepared) or sp.issparse(X):
                 return super().block_prepared(X, prep, out)
             # rows used once: clamped, as round-off can make -g||x - y||^2 positive
-            X = _RBFRows(prep.rows_side(X), clamp=True)
+            X = RBFRows(prep.rows_side(X), clamp=True)
         if NATIVE_RBF and _native_rbf(X.aug, prep.aug, out, prep.limits[0]):
             if _native.blas_products(_rbfexp):
                 # the portable variant where the CPU runs a wider one: the exponents
@@ -345,9 +357,9 @@ def _native_rbf(rows: np.ndarray, cols: np.ndarray, out: np.ndarray | None,
     Parameters
     ----------
     rows : ndarray of shape (m, d + 2)
-        The rows prepared (``_RBFRows.aug``).
+        The rows prepared (``RBFRows.aug``).
     cols : ndarray of shape (c, d + 2)
-        The columns prepared (``_RBFPrepared.aug``).
+        The columns prepared (``RBFPrepared.aug``).
     out : ndarray of shape (m, c) or None
     """
     return (rows.dtype == np.float32 and cols.dtype == np.float32

@@ -13,6 +13,7 @@ from ._gram import (
 )
 from ._growing import GrowingGram, NewColumns
 from ._growing_device import DeviceCenteredGrowing, DeviceGrowingGram, DeviceNewColumns
+from ._rows import compiled_rows
 from ._tiled import TiledKernelOperator, TileLayout, tile_layout
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "TileLayout",
     "tile_layout",
     "center",
+    "compiled_rows",
     "float32_eigen_error",
     "storage_dtype",
     "gram_matrix",

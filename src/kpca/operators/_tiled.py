@@ -30,8 +30,7 @@ import numpy as np
 from .. import _native
 from .._config import get_config
 from .._parallel import run_blocks
-from ..kernels import Kernel
-from ..kernels import _standard as _rbf_kernels
+from ..kernels import RBF, Kernel, RBFPrepared
 from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
@@ -235,10 +234,8 @@ def compiled_rbf(kernel: Kernel, prep: Any, dtype: Any) -> Any:
     fns = _tileprod if NATIVE else None
     if (getattr(fns, "fused_rbf", None) is None or getattr(fns, "build_rbf", None) is None
             or np.dtype(dtype) != np.float32
-            or not isinstance(kernel, _rbf_kernels.RBF)
-            or not isinstance(prep, _rbf_kernels._RBFPrepared)
-            or prep.aug.dtype != np.float32
-            or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
+            or not isinstance(kernel, RBF) or not isinstance(prep, RBFPrepared)
+            or not prep.compiled()):
         return None
     prep.pack()  # the columns' panels, once (where the kernels' block is compiled)
     return fns

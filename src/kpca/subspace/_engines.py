@@ -24,12 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import _native
 from .._config import get_config
 from .._parallel import job_threads, run_blocks
-from ..kernels import RBF
-from ..kernels import _standard as _rbf_kernels
-from ..operators import _tiled, n_threads
+from ..kernels import RBFRows
+from ..operators import compiled_rows, n_threads
 
 if TYPE_CHECKING:
     from ._fitted import FittedSubspace
@@ -109,27 +107,6 @@ def fusable(space: FittedSubspace, X: Any) -> bool:
             and space.basis.dtype.kind == "f" and X.shape[0] > 0)
 
 
-def compiled_rows(space: FittedSubspace, prep: Any, Cr: np.ndarray, rows: int) -> Any:
-    """The compiled loop over a block's pieces (``rows_rbf`` of the variant in use,
-    :data:`kpca.operators._tiled.NATIVE`), or None where it does not apply: the RBF
-    kernel in float32 with few enough features for its compiled block, and at
-    least ``native_rbf_pack_rows`` (a setting, read when the columns were prepared)
-    rows to transform (fewer do not pay for packing
-    the expansion points, unless they are packed already: NumPy's path, as
-    ``RBF.block_prepared`` decides). It evaluates and multiplies a block's pieces
-    as the Python loop does, with the GIL released for the whole block."""
-    fns = _tiled._tileprod if _tiled.NATIVE else None
-    if (getattr(fns, "rows_rbf", None) is None or Cr.dtype != np.float32
-            or not isinstance(space.kernel, RBF)
-            or not isinstance(prep, _rbf_kernels._RBFPrepared)
-            or prep.aug.dtype != np.float32
-            or not _rbf_kernels._native_width(prep.aug, prep.limits[0])):
-        return None
-    if rows >= prep.limits[1]:
-        prep.pack()
-    return fns if prep.panels() is not None else None
-
-
 def transform_fused(space: FittedSubspace, X: np.ndarray, C: np.ndarray, b: np.ndarray,
                     out: np.ndarray, workers: int) -> None:
     """:func:`transform` in pieces of ``fused_rows x fused_cols`` kernel values, each
@@ -150,22 +127,17 @@ def transform_fused(space: FittedSubspace, X: np.ndarray, C: np.ndarray, b: np.n
     prep = space.prepare()
     cfg = get_config()
     piece_rows, piece_cols = cfg["fused_rows"], cfg["fused_cols"]
-    fns = compiled_rows(space, prep, Cr, X.shape[0])
-    if fns is not None:
-        Cr, panels, sgemm = np.ascontiguousarray(Cr), prep.panels(), _tiled._sgemm()
-        # the portable variant's exponents by BLAS where a wider variant runs here
-        # (kpca._native.blas_products)
-        blas_block = _native.blas_products(fns)
+    # the float32 RBF kernel: each block's pieces in one compiled call (the GIL released
+    # throughout), where the compiled tile product has the loop
+    compiled = compiled_rows(kernel, prep, Cr, X.shape[0], piece_cols)
 
     def work(start: int) -> None:
         Xb = X[start : start + piece_rows]
         Xr = kernel.prepare_rows(Xb, prep)  # once for all column pieces
         r = Xb.shape[0]
         acc = np.zeros((r, Ca.shape[1]), dtype=dt)
-        if fns is not None and isinstance(Xr, _rbf_kernels._RBFRows):
-            # every piece in one compiled call, the GIL released throughout
-            fns.rows_rbf(Xr.aug, prep.aug, panels, Xr.clamp, Cr, acc, piece_cols, sgemm,
-                         blas_block)
+        if compiled is not None and isinstance(Xr, RBFRows):
+            compiled(Xr, acc)
         else:
             buf = np.empty(r * piece_cols, dtype=rows_dt)
             for c0 in range(0, m, piece_cols):
