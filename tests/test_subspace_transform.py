@@ -3,6 +3,8 @@ the dense formula ``K~_t V / sqrt(mu)`` and against the unpieced path."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
@@ -59,3 +61,78 @@ def test_pieces_and_whole_rows_give_the_same_scores(estimator, tiny_pieces, monk
     monkeypatch.setattr(_engines, "fusable", lambda space, X: False)
     whole = model.transform(T)
     np.testing.assert_allclose(pieces, whole, rtol=1e-10, atol=1e-12)
+
+
+def _subspace(normalize, rng):
+    """A FittedSubspace built from arrays (no fit): RBF kernel, 50 expansion points,
+    3 orthonormal directions (``C^T K_ZZ C = I``: random combinations of K_ZZ's top
+    eigenvectors), centre weights ``g`` summing to 1."""
+    from kpca.kernels import RBF
+    from kpca.subspace import FittedSubspace
+
+    Z = rng.normal(size=(50, 4))
+    Kzz = rbf_kernel(Z, gamma=GAMMA)
+    s, U = np.linalg.eigh(Kzz)
+    Q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    C = (U[:, -3:] / np.sqrt(s[-3:])) @ Q
+    g = rng.random(50)
+    g /= g.sum()
+    return FittedSubspace(RBF(gamma=GAMMA), Z, C, g, Kzz @ g, float(g @ Kzz @ g),
+                          np.ones(3), normalize=normalize, norm_floor=1e-3)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_every_engine_evaluates_the_closed_forms_of_the_value(normalize, tiny_pieces):
+    """A FittedSubspace made from arrays is evaluated by the same closed forms
+    ``y = k(t, Z) C - C^T K_ZZ g`` and ``||phi(t) - theta||^2 = k(t, t) - 2 k(t, Z) g +
+    g^T K_ZZ g`` (sklearn's kernel) by each engine: the fused pieces, row blocks of
+    sparse rows, the float64 raw projection, and a device (torch CPU tensors)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(1)
+    space = _subspace(normalize, rng)
+    T = rng.normal(size=(37, 4))
+    Kt = rbf_kernel(T, space.basis, gamma=GAMMA)
+    raw = Kt @ space.coef - space.coef.T @ space.center_products
+    sq = 1.0 - 2.0 * Kt @ space.center + space.center_sqnorm
+    ref = raw / np.maximum(np.sqrt(sq), 1e-3)[:, None] if normalize else raw
+    np.testing.assert_allclose(space.transform(T), ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(space.transform(sp.csr_matrix(T), block_bytes=800), ref,
+                               rtol=1e-10, atol=1e-12)
+    Y, sqn = space.raw_projection(T, block_bytes=800)
+    np.testing.assert_allclose(Y, raw, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sqn, sq, rtol=1e-10, atol=1e-12)
+    torch = pytest.importorskip("torch")
+    from kpca._array_api import device_namespace
+
+    Tt = torch.from_numpy(T)
+    Yd = space.transform_device(Tt, device_namespace(Tt), dtype=np.float64, block_bytes=800)
+    np.testing.assert_allclose(Yd.numpy(), ref, rtol=1e-10, atol=1e-12)
+    Yr = space.transform_device(Tt, device_namespace(Tt), dtype=np.float64, raw=True)
+    np.testing.assert_allclose(Yr.numpy(), raw, rtol=1e-10, atol=1e-12)
+
+
+def test_the_value_algebra():
+    """``truncate`` keeps the first directions (and their scores of the expansion
+    points), ``offset`` is ``C^T K_ZZ g``, ``distances`` gives the score and orthogonal
+    distances of raw scores, and the expansion of a projection sums ``g + C y``."""
+    rng = np.random.default_rng(2)
+    space = _subspace(False, rng)
+    Kzz = rbf_kernel(space.basis, gamma=GAMMA)
+    np.testing.assert_allclose(space.coef.T @ Kzz @ space.coef, np.eye(3), atol=1e-8)
+    np.testing.assert_allclose(space.offset, space.coef.T @ Kzz @ space.center, rtol=1e-12)
+    two = space.truncate(2)
+    assert (two.n, two.k) == (50, 2) and two.basis is space.basis
+    np.testing.assert_array_equal(two.coef, space.coef[:, :2])
+    Y = rng.normal(size=(6, 3))
+    G = space.coefficients(Y, 0, 50)
+    np.testing.assert_allclose(G, space.center + Y @ space.coef.T, rtol=1e-12)
+    np.testing.assert_allclose(space.proj_sqnorm(Y), np.einsum("ai,ij,aj->a", G, Kzz, G),
+                               rtol=1e-9)
+    sqnorm = np.sum(Y**2, axis=1) + np.array([0.0, 1.0, 4.0, 0.0, 9.0, 0.25])
+    sd, od = space.distances(Y, sqnorm)
+    np.testing.assert_allclose(sd, np.sqrt(np.sum(Y**2, axis=1)))  # lambda = 1
+    np.testing.assert_allclose(od, [0.0, 1.0, 2.0, 0.0, 3.0, 0.5], atol=1e-12)
+    # at or below the round-off level od_noise an orthogonal distance is 0
+    _, od = dataclasses.replace(space, od_noise=0.3).distances(Y, sqnorm)
+    np.testing.assert_allclose(od, [0.0, 1.0, 2.0, 0.0, 3.0, 0.0], atol=1e-12)

@@ -416,3 +416,44 @@ def test_which_products_go_to_blas(monkeypatch, variant, best):
         sweep = (not portable and b % fns.widths[0] == 0 and variant == ns.best)
         assert seen["fused_rbf"] and all((args[-1] is None) == sweep
                                          for args in seen["fused_rbf"])
+
+
+@every_variant
+def test_compiled_rows_is_the_kernel_rows_product(monkeypatch, variant):
+    """``kpca.operators.compiled_rows``, the product ``acc += k(rows, Z) @ C`` that the
+    fused ``transform`` runs for the float32 RBF kernel: sklearn's float64 kernel times
+    ``C``, to float32 round-off, in pieces that do not divide the columns; and None
+    where the compiled loop does not apply (float64 coefficients or columns, another
+    kernel, too many features, too few rows to pack the columns for)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from kpca.kernels import RBFRows
+    from kpca.operators import compiled_rows
+
+    monkeypatch.setattr(tiled, "_tileprod", _native.bind(tiled._tileprod_ext, variant))
+    monkeypatch.setattr(tiled, "NATIVE", True)
+    rng = np.random.default_rng(3)
+    X, Z = rng.standard_normal((45, 5)), rng.standard_normal((70, 5))
+    C = rng.standard_normal((70, 3)).astype(np.float32)
+    kernel = RBF(gamma=0.3)
+    prep = kernel.prepare(Z, np.float32)
+    assert prep.compiled() and not kernel.prepare(Z, np.float64).compiled()
+    product = compiled_rows(kernel, prep, C, len(X), piece_cols=16)
+    assert product is not None
+    rows = kernel.prepare_rows(X.astype(np.float32), prep)
+    assert isinstance(rows, RBFRows)
+    acc = np.ones((45, 3))
+    product(rows, acc)
+    ref = 1.0 + rbf_kernel(X, Z, gamma=0.3) @ C.astype(np.float64)
+    np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    # where it does not apply
+    assert compiled_rows(kernel, prep, C.astype(np.float64), len(X), 16) is None
+    assert compiled_rows(kernel, kernel.prepare(Z, np.float64), C, len(X), 16) is None
+    poly = Polynomial(gamma=0.3, degree=2)
+    assert compiled_rows(poly, poly.prepare(Z, np.float32), C, len(X), 16) is None
+    with config_context(native_rbf_max_features=4):
+        narrow = kernel.prepare(Z, np.float32)  # 5 features: too many for the block
+    assert not narrow.compiled()
+    assert compiled_rows(kernel, narrow, C, len(X), 16) is None
+    fresh = kernel.prepare(Z, np.float32)  # not packed, and too few rows to pack it
+    assert compiled_rows(kernel, fresh, C, fresh.limits[1] - 1, 16) is None

@@ -768,7 +768,8 @@ done:
 }
 
 /* --- transform's block of rows of the RBF kernel, all its pieces in one call (the
-   loop of FittedSubspace._transform_fused in C): acc += sum over the column pieces of
+   loop of kpca.subspace._engines.transform_fused in C, bound by
+   kpca.operators.compiled_rows): acc += sum over the column pieces of
    exp(A B[e0:e1]^T) C[e0:e1], each piece evaluated into a buffer and multiplied by
    BLAS's sgemm while it is in cache, its float32 product added to acc (float32 or
    float64) */
