@@ -25,7 +25,7 @@ from .._array_api import device_namespace, float_dtype, from_host, to_host
 from .._config import get_config
 from ..kernels import RBF, Linear, Polynomial, check_device_kernel
 from ._base import PreimageInfo
-from ._geometry import HostSpace, column_blocks, row_chunk
+from ._geometry import HostSpace, _SpaceBlocks
 
 logger = logging.getLogger("kpca")
 
@@ -68,7 +68,7 @@ def as_device_space(space: Any, Y: Any) -> tuple[DeviceSpace | None, Any]:
     return DeviceSpace(space, xp, Y.device, dtype), xp
 
 
-class DeviceSpace:
+class DeviceSpace(_SpaceBlocks):
     """The pre-image geometry of a :class:`kpca.subspace.FittedSubspace`, on a device.
 
     The methods mirror :class:`~kpca.preimage.HostSpace`'s (``coefficients``,
@@ -111,27 +111,6 @@ class DeviceSpace:
     def upload(self, A: Any) -> Any:
         """A host array as a device array of this space's precision."""
         return from_host(np.asarray(A, dtype=self.np_dtype), self.xp, self.device)
-
-    # ------------------------------------------------------------------ sizes, blocks
-    @property
-    def n(self) -> int:
-        return self.space.n
-
-    @property
-    def k(self) -> int:
-        return self.space.k
-
-    @property
-    def n_features(self) -> int:
-        return self.space.n_features
-
-    def column_blocks(self, m: int, block_bytes: int | None = None):
-        """As :meth:`kpca.preimage.HostSpace.column_blocks`."""
-        return column_blocks(self.n, self.n_features, m, block_bytes)
-
-    def row_chunk(self, block_bytes: int | None = None) -> int:
-        """As :meth:`kpca.preimage.HostSpace.row_chunk`."""
-        return row_chunk(block_bytes)
 
     # ------------------------------------------------------------------ geometry
     def coefficients(self, Y: Any, j0: int, j1: int) -> Any:

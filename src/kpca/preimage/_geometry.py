@@ -48,28 +48,12 @@ def row_chunk(block_bytes: int | None = None) -> int:
     return max(1, _budget(block_bytes) // (3 * 8 * 64))
 
 
-class HostSpace:
-    """The pre-image geometry of a :class:`kpca.subspace.FittedSubspace`, in NumPy
-    (float64).
+class _SpaceBlocks:
+    """The sizes and memory blocks of a pre-image space (``self.space`` a
+    :class:`~kpca.subspace.FittedSubspace`), shared by :class:`HostSpace` and
+    :class:`~kpca.preimage.DeviceSpace`."""
 
-    What the pre-image algorithms read: the subspace's closed forms
-    (:meth:`coefficients`, :meth:`proj_sqnorm`, :meth:`feature_sqdist`, passed
-    through), the expansion points as dense rows (:meth:`rows`, :meth:`take`), the
-    neighbour search (:meth:`nearest`) and the residual (:meth:`residual`), in blocks
-    of expansion points within a memory budget (:meth:`column_blocks`,
-    :meth:`row_chunk`). :class:`kpca.preimage.DeviceSpace` has the same methods on a
-    device.
-
-    Parameters
-    ----------
-    space : FittedSubspace
-        Expanded over input points (``space.basis`` not None).
-    """
-
-    def __init__(self, space: Any) -> None:
-        self.space = space
-        self.kernel = space.kernel
-        self.basis = space.basis
+    space: Any
 
     # ------------------------------------------------------------------ sizes, blocks
     @property
@@ -101,6 +85,30 @@ class HostSpace:
         :meth:`column_blocks` uses (64 points) and two temporaries fit ``block_bytes``
         (default: the setting ``preimage_block_bytes``)."""
         return row_chunk(block_bytes)
+
+
+class HostSpace(_SpaceBlocks):
+    """The pre-image geometry of a :class:`kpca.subspace.FittedSubspace`, in NumPy
+    (float64).
+
+    What the pre-image algorithms read: the subspace's closed forms
+    (:meth:`coefficients`, :meth:`proj_sqnorm`, :meth:`feature_sqdist`, passed
+    through), the expansion points as dense rows (:meth:`rows`, :meth:`take`), the
+    neighbour search (:meth:`nearest`) and the residual (:meth:`residual`), in blocks
+    of expansion points within a memory budget (:meth:`column_blocks`,
+    :meth:`row_chunk`). :class:`kpca.preimage.DeviceSpace` has the same methods on a
+    device.
+
+    Parameters
+    ----------
+    space : FittedSubspace
+        Expanded over input points (``space.basis`` not None).
+    """
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+        self.kernel = space.kernel
+        self.basis = space.basis
 
     # ------------------------------------------------------------------ the subspace's closed forms
     def coefficients(self, Y: np.ndarray, j0: int, j1: int) -> np.ndarray:
