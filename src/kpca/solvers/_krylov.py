@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
 
 import numpy as np
 from scipy.linalg import eigh, qr
 from sklearn.utils import check_random_state
 
+from .._array_api import from_host, to_host
 from .._config import get_config
 from .._parallel import blas_threads, sized_threads
 from ..operators import KernelOperator
@@ -96,10 +100,12 @@ def _keep(k: int, b: int, mmax: int) -> int:
 
 
 class ProjectedProblem:
-    """The host side of thick-restart block Lanczos, shared by every backend's loop.
+    """The host side of thick-restart block Lanczos (:func:`block_lanczos`, the loop of
+    every backend).
 
-    The loops (NumPy here, Array API arrays in :mod:`kpca.solvers._device`) keep the
-    tall ``n x m`` basis and their products where the rows live; this object holds
+    The loop keeps the tall ``n x m`` basis and its products where the rows live
+    (through a :class:`BlockAlgebra`: NumPy, or an Array API namespace on the rows'
+    device); this object holds
     what is small and decides: the projected matrix ``T = Q^T K Q`` (float64, ``mmax``
     square), the basis width ``m``, the pass and restart counts, the Ritz pairs and
     their residuals, and the stopping rules (docs/math.md, "The eigenproblem"). One
@@ -209,6 +215,203 @@ def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     return qr(rng.standard_normal((n, b)), mode="economic")[0]
 
 
+class BlockAlgebra:
+    """The tall-block algebra of block Lanczos, written against an array namespace.
+
+    :func:`block_lanczos` (the one loop, for every backend) keeps the ``n x m`` basis
+    and its products as arrays of namespace ``xp`` on ``device`` and asks this object
+    for every operation on them; what is small (coefficients, the new block's ``R``,
+    the Ritz vectors ``Y``) it gets or gives as float64 NumPy arrays. This class is
+    the Array API version (PyTorch, CuPy, ``array-api-strict``: the algebra runs on the
+    arrays' device; Householder QR of each block); :class:`HostAlgebra` plugs NumPy's
+    speed-ups into the same operations.
+
+    Parameters
+    ----------
+    xp : namespace
+    device : device, default=None
+        Where the basis lives (the operator's rows' device).
+    name : str, default='krylov'
+        Prefix of the solver's log records.
+    """
+
+    def __init__(self, xp: Any, device: Any = None, name: str = "krylov"):
+        self.xp, self.device, self.name = xp, device, name
+
+    # --------------------------------------------------------------- arrays
+    def basis(self, n: int, mmax: int) -> Any:
+        """The preallocated float64 basis, shape (n, mmax)."""
+        return self.xp.zeros((n, mmax), dtype=self.xp.float64, device=self.device)
+
+    def asarray(self, A: np.ndarray) -> Any:
+        """A small host array (float64) as an array of the basis's namespace."""
+        return from_host(np.asarray(A, dtype=np.float64), self.xp, self.device)
+
+    def to_host(self, V: Any) -> np.ndarray:
+        """The result's vectors on the host, float64."""
+        return to_host(V, np.float64)
+
+    def image(self, A: Any) -> Any:
+        """A float64 block the loop may overwrite: the image given with a start block."""
+        return self.xp.astype(A, self.xp.float64)
+
+    def product(self, op: Any, V: Any) -> Any:
+        """``K V`` in float64: one operator pass."""
+        return self.image(op.matmat(V))
+
+    def random_block(self, rng: np.random.RandomState, n: int, b: int) -> Any:
+        """An orthonormal Gaussian block (host draws, as :func:`krylov_start`'s)."""
+        return self.xp.linalg.qr(self.asarray(rng.standard_normal((n, b))))[0]
+
+    # --------------------------------------------------------------- algebra
+    def step(self, n: int, m: int, b: int) -> AbstractContextManager:
+        """The context of one iteration's block algebra (basis of ``m`` columns)."""
+        return nullcontext()
+
+    def project_out(self, Q: Any, W: Any) -> tuple[Any, np.ndarray, np.ndarray | None]:
+        """``W <- (I - Q Q^T) W`` twice (orthogonal to ``Q`` to round-off); returns the
+        new ``W``, the coefficients ``Q^T W`` of the block given (host, (m, b)) and
+        ``W^T W`` of the result where it comes for free (else None)."""
+        xp = self.xp
+        Qt = xp.matrix_transpose(Q)
+        C = Qt @ W
+        W = W - Q @ C
+        C2 = Qt @ W
+        W = W - Q @ C2
+        return W, to_host(C + C2, np.float64), None
+
+    def orthonormalize(self, W: Any, t_scale: float, gram: np.ndarray | None
+                       ) -> tuple[Any, np.ndarray, np.ndarray]:
+        """``W = Qn R``: the orthonormal ``Qn``, ``R`` (host, (b, b)) with the rows of
+        lost directions (negligible against ``t_scale``, the projected matrix's
+        scale) set to zero, and which columns they are (host bool (b,))."""
+        Qn, R = self.xp.linalg.qr(W)
+        Rh = to_host(R, np.float64)
+        lost = np.abs(np.diag(Rh)) <= 1e-12 * max(float(np.abs(Rh).max(initial=0.0)),
+                                                  t_scale)
+        Rh[lost] = 0
+        return Qn, Rh, lost
+
+    def replace_lost(self, rng: np.random.RandomState, Qn: Any, lost: np.ndarray,
+                     Q: Any) -> Any:
+        """``Qn`` with its ``lost`` columns replaced by orthonormal Gaussian ones
+        orthogonal to ``Q`` and to the columns kept."""
+        xp = self.xp
+        keep = np.flatnonzero(~lost)
+        kept = xp.take(Qn, xp.asarray(keep, device=self.device), axis=1)
+        G = self.asarray(rng.standard_normal((Qn.shape[0], int(lost.sum()))))
+        for _ in range(2):
+            for B in (Q, kept):
+                if B.shape[1]:
+                    G = G - B @ (xp.matrix_transpose(B) @ G)
+        fresh = xp.linalg.qr(G)[0]
+        cols = [None] * Qn.shape[1]
+        for j, i in enumerate(keep):
+            cols[i] = kept[:, j : j + 1]
+        for j, i in enumerate(np.flatnonzero(lost)):
+            cols[i] = fresh[:, j : j + 1]
+        return xp.concat(cols, axis=1)
+
+    def store(self, Q: Any, j: int, Qn: Any) -> None:
+        """Write the new block ``Qn`` into columns ``j:j+b`` of the basis ``Q``."""
+        Q[:, j : j + Qn.shape[1]] = Qn
+
+    def rotate(self, Q: Any, Y: np.ndarray) -> Any:
+        """``Q Y`` for host coefficients ``Y`` (Ritz vectors, thick restart)."""
+        return Q @ self.asarray(np.ascontiguousarray(Y))
+
+    def dense(self, op: Any, k: int) -> EigenResult:
+        """The dense solver of this backend (a full basis would cover half the space)."""
+        raise NotImplementedError
+
+
+class HostAlgebra(BlockAlgebra):
+    """:class:`BlockAlgebra` on NumPy arrays, with the host's speed-ups plugged in.
+
+    A column-major basis (each block's columns contiguous, so a fit whose basis never
+    fills touches only the pages it uses: at n = 100,000 a row-major basis cost 95 ms
+    of page faults on its first write); Gram-Schmidt and Cholesky QR as row sweeps
+    that share the rows among the operator's threads from ``small_algebra_flops`` on
+    (:mod:`kpca.solvers._orth`), with Householder QR with column pivoting for the
+    blocks they refuse; the iteration's BLAS threads sized by its work.
+
+    Parameters
+    ----------
+    op : KernelOperator
+        Whose ``threads`` the large products may use.
+    """
+
+    def __init__(self, op: KernelOperator):
+        super().__init__(np, None, "krylov")
+        self.threads = op.threads
+        self.small_flops = get_config()["small_algebra_flops"]
+        self.split_values = get_config()["split_sweep_values"]
+        self.workers = 1
+
+    def basis(self, n: int, mmax: int) -> np.ndarray:
+        return np.empty((n, mmax), order="F")
+
+    def asarray(self, A: np.ndarray) -> np.ndarray:
+        return A
+
+    def to_host(self, V: np.ndarray) -> np.ndarray:
+        return V
+
+    def image(self, A: Any) -> np.ndarray:
+        return np.array(A, dtype=np.float64)  # a copy: Gram-Schmidt overwrites it
+
+    def product(self, op: Any, V: np.ndarray) -> np.ndarray:
+        return np.asarray(op.matmat(V), dtype=np.float64)
+
+    def random_block(self, rng: np.random.RandomState, n: int, b: int) -> np.ndarray:
+        return krylov_start(n, b, rng)
+
+    @contextmanager
+    def step(self, n: int, m: int, b: int) -> Iterator[None]:
+        # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
+        # between kernel passes spin against the pass's worker threads (measured at
+        # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
+        # from n m b = small_algebra_flops on (2^28: n = 100,000, k = 10), its products
+        # are worth the operator's threads (its caller may hold BLAS to one thread
+        # between passes): the tall ones (Gram-Schmidt, Cholesky QR) share their rows
+        # among that many workers, one BLAS thread each
+        large = n * m * b >= self.small_flops
+        # (the row sweeps also share their rows from split_sweep_values values read on:
+        # worker threads with one BLAS thread each do not spin; at n = 100,000, k = 10
+        # on 16 cores the algebra between the passes took 0.2 s, all on one thread)
+        self.workers = (self.threads or 1) if large or n * (m + b) >= self.split_values else 1
+        with blas_threads(self.threads if large else 1):
+            yield
+
+    def project_out(self, Q: np.ndarray, W: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # three sweeps over the rows, the last also summing the Gram matrix that
+        # Cholesky QR needs (at n = 20,000, k = 10: the algebra between passes ~55 ->
+        # ~45 ms a fit)
+        W = np.ascontiguousarray(W)
+        C, G = project_out(Q, W, self.workers)
+        return W, C, G
+
+    def orthonormalize(self, W: np.ndarray, t_scale: float, gram: np.ndarray | None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _orthonormalize(W, t_scale, gram, self.workers)
+
+    def replace_lost(self, rng: np.random.RandomState, Qn: np.ndarray, lost: np.ndarray,
+                     Q: np.ndarray) -> np.ndarray:
+        Qn[:, lost] = _orthogonal_random(rng, int(lost.sum()), Q, Qn[:, ~lost])
+        return Qn
+
+    def store(self, Q: np.ndarray, j: int, Qn: np.ndarray) -> None:
+        # fresh pages: written by the workers
+        put_rows(Q[:, j : j + Qn.shape[1]], Qn, self.workers)
+
+    def rotate(self, Q: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return Q @ Y
+
+    def dense(self, op: Any, k: int) -> EigenResult:
+        return dense_eigsh(op, k)
+
+
 def krylov_eigsh(
     op: KernelOperator,
     k: int,
@@ -219,9 +422,10 @@ def krylov_eigsh(
     block_size: int | None = None,
     depth: int | None = None,
     callback=None,
-    start: tuple[np.ndarray, np.ndarray] | None = None,
+    start: tuple[Any, Any] | None = None,
     time_limit: float | None = None,
     max_basis: int | None = None,
+    algebra: BlockAlgebra | None = None,
     **_: object,
 ) -> EigenResult:
     """Largest-algebraic ``k`` eigenpairs by thick-restart block Lanczos.
@@ -256,85 +460,106 @@ def krylov_eigsh(
         Seconds after which the solver stops (unconverged) at the end of a pass:
         ``eigen_solver='auto'`` gives it the time a dense solve would take, then
         falls back to the dense solver.
+    algebra : BlockAlgebra, default=None
+        Where the basis lives and how its blocks are multiplied: default
+        :class:`HostAlgebra` (NumPy); a device operator's solver
+        (:func:`kpca.solvers._device.device_eigsh`) passes its namespace's, and
+        ``start`` and ``op.matmat`` then take and give arrays of that namespace.
 
     Returns
     -------
     EigenResult
         ``n_iter`` counts restarts, ``n_matvec`` operator columns; ``residuals`` are
-        the Lanczos residual norms relative to the largest Ritz value.
+        the Lanczos residual norms relative to the largest Ritz value. On the host
+        whatever the algebra.
     """
     n = op.n
+    alg = HostAlgebra(op) if algebra is None else algebra
     b = start[0].shape[1] if start is not None else (block_size or krylov_block_size(k))
     mmax = krylov_basis_size(k, b, depth) if max_basis is None else max(max_basis, k + 2 * b)
     if mmax >= n // 2 or k >= n:
         logger.info("krylov: a full basis would cover half the space (n=%d); using dense", n)
-        return dense_eigsh(op, k)
+        return alg.dense(op, k)
     rng = check_random_state(random_state)
     rtol = default_rtol(tol, op.dtype)
-    max_pass = max_iter or 300
     deadline = None if time_limit is None else time.perf_counter() + time_limit
+    return block_lanczos(op, k, b, mmax, alg, rtol=rtol, max_pass=max_iter or 300,
+                         rng=rng, start=start, callback=callback, deadline=deadline)
+
+
+def block_lanczos(op: Any, k: int, b: int, mmax: int, alg: BlockAlgebra, *, rtol: float,
+                  max_pass: int, rng: np.random.RandomState,
+                  start: tuple[Any, Any] | None = None, callback=None,
+                  deadline: float | None = None) -> EigenResult:
+    """The thick-restart block Lanczos loop (docs/math.md, "The eigenproblem"), one for
+    every backend: the tall blocks through ``alg`` (:class:`BlockAlgebra`), the
+    projected problem and the stopping rules in a :class:`ProjectedProblem` (host).
+
+    Parameters
+    ----------
+    op : operator
+        ``op.matmat`` takes and gives blocks of ``alg``'s namespace.
+    k, b, mmax : int
+        Wanted pairs, block columns, columns of a full basis (``k + 2 b <= mmax``).
+    alg : BlockAlgebra
+    rtol : float
+        Residual target.
+    max_pass : int
+        Most operator passes.
+    rng : numpy.random.RandomState
+        Draws the start block (without ``start``) and directions replacing lost ones.
+    start, callback
+        As :func:`krylov_eigsh`.
+    deadline : float, default=None
+        ``time.perf_counter()`` value after which the loop stops at the end of a pass
+        (the caller's explicit time limit).
+
+    Returns
+    -------
+    EigenResult
+        On the host.
+    """
+    n = op.n
     # the basis is preallocated (float64), so the solver's memory is fixed up front
-    # (see krylov_workspace_columns); the projected matrix T = Q^T K Q and the stopping
-    # rules are the ProjectedProblem's (shared with the device loop). Column-major:
-    # each block's columns are contiguous, so a fit whose basis never fills touches
-    # only the pages it uses (at n = 100,000 a row-major basis cost 95 ms of page
-    # faults on its first write); a block of its rows is a column-major operand of
-    # the products (leading dimension n)
-    Q = np.empty((n, mmax), order="F")
+    # (see krylov_workspace_columns); the projected matrix T = Q^T K Q and the
+    # stopping rules are the ProjectedProblem's
+    Q = alg.basis(n, mmax)
     if start is not None:
-        Q[:, :b] = start[0]
-        W = np.array(start[1], dtype=np.float64)  # overwritten by Gram-Schmidt
+        Q[:, :b] = alg.image(start[0])
+        W = alg.image(start[1])  # overwritten by Gram-Schmidt
         n_pass = 0
     else:
-        Q[:, :b] = krylov_start(n, b, rng)
-        W = np.asarray(op.matmat(Q[:, :b]), dtype=np.float64)
+        Q[:, :b] = alg.random_block(rng, n, b)
+        W = alg.product(op, Q[:, :b])
         n_pass = 1
-    proj = ProjectedProblem(k, b, mmax, rtol, max_pass, n_pass=n_pass)
-    small_flops = get_config()["small_algebra_flops"]
-    split_values = get_config()["split_sweep_values"]
+    proj = ProjectedProblem(k, b, mmax, rtol, max_pass, n_pass=n_pass, name=alg.name)
     while True:
-        m = proj.m
-        # the solver's own block algebra runs on one BLAS thread: BLAS threads woken
-        # between kernel passes spin against the pass's worker threads (measured at
-        # n = 10,000, k = 32: the fit 1.3x slower with two threads here than with one);
-        # from n m b = small_algebra_flops on (2^28: n = 100,000, k = 10), its products
-        # are worth the operator's threads (its caller may hold BLAS to one thread between passes):
-        # the tall ones (Gram-Schmidt, Cholesky QR) share their rows among that many
-        # workers, one BLAS thread each
-        large = n * m * b >= small_flops
-        # (the row sweeps also share their rows from split_sweep_values values read on:
-        # worker threads with one BLAS thread each do not spin; at n = 100,000, k = 10
-        # on 16 cores the algebra between the passes took 0.2 s, all on one thread)
-        split = (op.threads or 1) if large or n * (m + b) >= split_values else 1
-        with blas_threads(op.threads if large else 1):
-            Qm = Q[:, :m]
+        with alg.step(n, proj.m, b):
+            Qm = Q[:, : proj.m]
             # newest image against the whole basis, twice (orthogonal to round-off);
-            # the coefficients are the last column block of T. Three sweeps over the
-            # rows, the last also summing the Gram matrix that Cholesky QR needs (at
-            # n = 20,000, k = 10: the algebra between passes ~55 -> ~45 ms a fit)
-            W = np.ascontiguousarray(W)
-            C, G = project_out(Qm, W, split)
-            Qn, R, lost = _orthonormalize(W, proj.couple(C), G, split)
+            # the coefficients are the last column block of T
+            W, C, G = alg.project_out(Qm, W)
+            Qn, R, lost = alg.orthonormalize(W, proj.couple(C), G)
             del W
             Y = proj.ritz(R)
             if callback is not None:
                 callback(proj.n_pass, proj.res)
             out_of_time = deadline is not None and time.perf_counter() > deadline
             if proj.stop(out_of_time):
-                V = Qm @ Y[:, :k]
+                V = alg.rotate(Qm, Y[:, :k])
                 break
             # directions the new block lost (an invariant subspace was found):
             # random ones orthogonal to the basis, not coupled to it (R row = 0)
             if lost.any():
-                Qn[:, lost] = _orthogonal_random(rng, int(lost.sum()), Qm, Qn[:, ~lost])
+                Qn = alg.replace_lost(rng, Qn, lost, Qm)
             p = proj.restart()  # thick restart from the best Ritz vectors
             if p:
-                Q[:, :p] = Qm @ Y[:, :p]
+                Q[:, :p] = alg.rotate(Qm, Y[:, :p])
             j = proj.grow()
-            put_rows(Q[:, j : j + b], Qn, split)  # (fresh pages: written by the workers)
+            alg.store(Q, j, Qn)
             del Qn, R, Y
-        W = np.asarray(op.matmat(Q[:, j : j + b]), dtype=np.float64)
-    return proj.result(V)
+        W = alg.product(op, Q[:, j : j + b])
+    return proj.result(alg.to_host(V))
 
 
 def _orthonormalize(W: np.ndarray, t_scale: float, gram: np.ndarray | None = None,
