@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, KpcaEvents, asarray
+from _device import NAMESPACES, TORCH_DEVICE, KpcaEvents, asarray
 
 import kpca
 from kpca import config_context
@@ -416,6 +416,35 @@ def test_matrix_free_device_fit_makes_the_host_passes(name):
     sin = np.linalg.norm(est.eigenvectors_ - V[:, :k] @ (V[:, :k].T @ est.eigenvectors_), 2)
     assert sin <= np.sqrt(k) * 1e-8 * w[0] / (w[k - 1] - w[k])
     close(lam, ref.eigenvalues_, np.float64)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_device_fit_makes_no_more_passes_than_the_host_fit(name):
+    """Issue 32: the device fit runs the host's block Lanczos loop
+    (``solvers._krylov.block_lanczos`` with the namespace's block algebra) from the
+    host's Nystrom start, so on the issue's problem (RBF, d = 20, k = 10, float32,
+    matrix-free) it makes no more passes over K than the host fit, and finds the same
+    eigenvalues (within float32 products' round-off: the two compute K differently).
+    100,000 rows, the issue's size, for PyTorch tensors on CUDA
+    (KPCA_TEST_TORCH_DEVICE=cuda); 6,000 elsewhere, for CI time
+    (benchmarks/bench_device_passes.py runs 100,000 rows on any device)."""
+    n = 100_000 if name == "torch" and TORCH_DEVICE.startswith("cuda") else 6_000
+    X = np.random.default_rng(0).normal(size=(n, 20)).astype(np.float32)
+    # K (float32) fits neither the host's nor the device's budget: both matrix-free
+    kw = dict(n_components=10, kernel="rbf", gamma=0.05, random_state=0,
+              memory_limit="2GB" if n > 10_000 else "32MB")
+    with _Passes() as host:
+        ref = kpca.KernelPCA(**kw).fit(X)
+    with _Passes() as dev:
+        est = kpca.KernelPCA(**kw).fit(asarray(name, X))
+    assert ref.eigen_solver_ == est.eigen_solver_ == "krylov"
+    assert len(host.widths) >= 3  # the construction pass and two solver passes at least
+    assert len(dev.widths) <= len(host.widths)
+    assert sum(dev.widths) <= sum(host.widths)
+    # both converged to float32's residual target (1e-5 of the largest eigenvalue)
+    assert dev.residuals[-1] <= 1e-5 and host.residuals[-1] <= 1e-5
+    lam = ref.eigenvalues_
+    assert np.max(np.abs(est.eigenvalues_ - lam)) <= 1e-5 * lam[0]
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
