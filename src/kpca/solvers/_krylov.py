@@ -255,6 +255,10 @@ class BlockAlgebra:
         """A float64 block the loop may overwrite: the image given with a start block."""
         return self.xp.astype(A, self.xp.float64)
 
+    def cast(self, A: Any) -> Any:
+        """A block to write into the basis (the start block), as the basis's dtype."""
+        return self.xp.astype(A, self.xp.float64)
+
     def product(self, op: Any, V: Any) -> Any:
         """``K V`` in float64: one operator pass."""
         return self.image(op.matmat(V))
@@ -359,6 +363,9 @@ class HostAlgebra(BlockAlgebra):
 
     def image(self, A: Any) -> np.ndarray:
         return np.array(A, dtype=np.float64)  # a copy: Gram-Schmidt overwrites it
+
+    def cast(self, A: Any) -> Any:
+        return A  # the assignment into the basis converts it
 
     def product(self, op: Any, V: np.ndarray) -> np.ndarray:
         return np.asarray(op.matmat(V), dtype=np.float64)
@@ -525,7 +532,7 @@ def block_lanczos(op: Any, k: int, b: int, mmax: int, alg: BlockAlgebra, *, rtol
     # stopping rules are the ProjectedProblem's
     Q = alg.basis(n, mmax)
     if start is not None:
-        Q[:, :b] = alg.image(start[0])
+        Q[:, :b] = alg.cast(start[0])
         W = alg.image(start[1])  # overwritten by Gram-Schmidt
         n_pass = 0
     else:
