@@ -334,8 +334,9 @@ class HostAlgebra(BlockAlgebra):
 
     A column-major basis (each block's columns contiguous, so a fit whose basis never
     fills touches only the pages it uses: at n = 100,000 a row-major basis cost 95 ms
-    of page faults on its first write); Gram-Schmidt and Cholesky QR as row sweeps
-    that share the rows among the operator's threads from ``small_algebra_flops`` on
+    of page faults on its first write); Gram-Schmidt, Cholesky QR and the writing of
+    each new block as row sweeps that share the rows among the operator's threads
+    from ``small_algebra_flops`` flops or ``split_sweep_values`` values on
     (:mod:`kpca.solvers._orth`), with Householder QR with column pivoting for the
     blocks they refuse; the iteration's BLAS threads sized by its work.
 
