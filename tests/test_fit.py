@@ -242,3 +242,81 @@ def test_a_failed_refit_leaves_the_fitted_model_whole(Est, monkeypatch):
     assert vars(est).keys() == before.keys()
     assert all(vars(est)[k] is v for k, v in before.items())
     np.testing.assert_array_equal(est.transform(X[:5]), Z)
+
+
+def _broken_last_step(*args, **kwargs):
+    raise FloatingPointError("the last step failed")
+
+
+def _assert_whole(est, before, Z, X):
+    """Every attribute of the previous fit is there, the same object, and no other."""
+    assert vars(est).keys() == before.keys()
+    assert all(vars(est)[k] is v for k, v in before.items())
+    np.testing.assert_array_equal(est.transform(X[:5]), Z)
+
+
+@pytest.mark.parametrize("Est", ["NystromKernelPCA", "RandomFeatureKernelPCA"])
+def test_a_failed_approximate_refit_leaves_the_fitted_model_whole(Est, monkeypatch):
+    """The approximate estimators commit through the same step: when the last step of a
+    refit (the outlier cut-offs, after the subspace) raises, no attribute changed,
+    n_features_in_ included (the refit's rows are wider)."""
+    import kpca.approx
+    import kpca.approx._base as approx_base
+
+    X = _rows(200, 4)
+    est = getattr(kpca.approx, Est)(n_components=3, gamma=0.3, random_state=0).fit(X)
+    before, Z = dict(vars(est)), est.transform(X[:5])
+    monkeypatch.setattr(approx_base, "outlier_statistics", _broken_last_step)
+    with pytest.raises(FloatingPointError, match="last step"):
+        est.fit(_rows(150, 6, seed=1))
+    _assert_whole(est, before, Z, X)
+
+
+@pytest.mark.parametrize("how", ["fit", "streamed fit", "partial_fit"])
+def test_a_failed_incremental_update_leaves_the_fitted_model_whole(how, monkeypatch):
+    """IncrementalKernelPCA commits a fit, a streamed fit and each batch through the
+    same step: a fit (wider rows), a stream whose third batch's last step raises (two
+    batches added), or a batch whose last step raises changes no attribute."""
+    import kpca._incremental as incremental
+    from kpca import IncrementalKernelPCA
+
+    X = _rows(60, 4)
+    est = IncrementalKernelPCA(n_components=3, gamma=0.3, batch_size=20).fit(X)
+    before, Z = dict(vars(est)), est.transform(X[:5])
+    calls = []
+    statistics = incremental.outlier_statistics
+
+    def broken_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            _broken_last_step()
+        return statistics(*args, **kwargs)
+
+    monkeypatch.setattr(incremental, "outlier_statistics",
+                        broken_third if how == "streamed fit" else _broken_last_step)
+    with pytest.raises(FloatingPointError, match="last step"):
+        if how == "fit":
+            est.fit(_rows(50, 6, seed=1))
+        elif how == "streamed fit":  # beyond max_rows: fed in batches of 20
+            est.set_params(max_rows=30).fit(_rows(80, 6, seed=1))
+        else:
+            est.partial_fit(_rows(10, 4, seed=1))
+    assert how != "streamed fit" or len(calls) == 3
+    if how == "streamed fit":
+        est.set_params(max_rows=None)
+    _assert_whole(est, before, Z, X)
+
+
+def test_an_incremental_refit_drops_the_attributes_of_the_earlier_mode():
+    """A bounded stream's state (its landmarks) goes when an exact fit replaces it: the
+    commit's stale attributes, as a fresh exact fit has none of them."""
+    from kpca import IncrementalKernelPCA
+
+    X = _rows(60, 4)
+    fresh = IncrementalKernelPCA(n_components=3, gamma=0.3, batch_size=20).fit(X)
+    est = IncrementalKernelPCA(n_components=3, gamma=0.3, batch_size=20, mode="bounded",
+                               max_rows=30).fit(X)
+    assert set(vars(est)) != set(vars(fresh))
+    est.set_params(mode="auto", max_rows=None).fit(X)
+    assert set(vars(est)) == set(vars(fresh))
+    np.testing.assert_array_equal(est.eigenvalues_, fresh.eigenvalues_)

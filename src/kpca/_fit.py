@@ -16,7 +16,9 @@ plan), never of the estimator:
 5. :func:`exact_result`: every fitted attribute, computed into a :class:`FitResult`
    (nothing written yet);
 6. :func:`commit`: the one step that writes them on the estimator, all at once, after
-   everything else has succeeded (a failed refit leaves the previous model whole).
+   everything else has succeeded (a failed refit leaves the previous model whole); the
+   approximate (``kpca.approx``) and incremental estimators commit their own
+   :class:`FitResult` through it too.
 
 :func:`decompose` chains 1-4; :func:`parallel_analysis` runs it on permuted copies
 (``n_components='auto'``). The estimators (``KernelPCA`` and the robust ones) are
@@ -612,19 +614,29 @@ def resolved_gamma(kernel: Kernel, X: Any, gamma: Any, rng: Any) -> float:
 # ----------------------------------------------------------------------------- result
 @dataclass(frozen=True)
 class FitResult:
-    """Every fitted attribute of a fit, computed and not yet set (:func:`commit`)."""
+    """Every fitted attribute of a fit, computed and not yet set (:func:`commit`).
+
+    Every estimator family builds one: the exact and robust fits (:func:`exact_result`),
+    the approximate ones (``kpca.approx``'s feature-map fit) and the incremental one
+    (each batch's new state).
+    """
 
     #: name -> value of each fitted attribute
     attributes: dict
-    #: ``fit_transform``'s output (NumPy)
-    output: np.ndarray
+    #: ``fit_transform``'s output (NumPy); None where the fit computes none (an
+    #: approximate or incremental fit, whose ``fit_transform`` is ``fit`` then
+    #: ``transform``)
+    output: np.ndarray | None = None
     #: attributes an earlier fit may have set that this one does not have
     stale: tuple[str, ...] = ()
 
 
-def commit(est: Any, result: FitResult) -> np.ndarray:
+def commit(est: Any, result: FitResult) -> np.ndarray | None:
     """Set every fitted attribute of ``result`` on ``est`` at once (the only step of a
-    fit that writes on the estimator); returns ``fit_transform``'s output."""
+    fit that writes on the estimator); returns ``fit_transform``'s output.
+
+    Called once everything else has succeeded: a fit that raises before it leaves the
+    previous model whole (every attribute the same object)."""
     for name in result.stale:
         est.__dict__.pop(name, None)
     est.__dict__.update(result.attributes)

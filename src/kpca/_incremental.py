@@ -48,6 +48,7 @@ from sklearn.utils.validation import validate_data
 from ._array_api import device_memory_limit, device_namespace, float_dtype, from_host, to_host
 from ._base import BaseKernelPCA, extend_init, outlier_statistics
 from ._config import get_config
+from ._fit import FitResult, commit
 from ._kernel_pca import KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, job_threads, sized_threads
@@ -97,6 +98,13 @@ logger = logging.getLogger("kpca")
 # ``incremental_max_swap_fraction`` (landmark swaps), ``incremental_rebuild_rows``
 # (block rows of a whole kernel matrix evaluated at once), ``incremental_guard_factor``
 # / ``incremental_guard_extra`` (guard Ritz pairs)
+
+
+def _stale(est: Any, fitted: dict) -> tuple[str, ...]:
+    """The fitted attributes of ``est`` that the new state ``fitted`` does not have
+    (the input validation's ``n_features_in_`` and ``feature_names_in_`` stay)."""
+    return tuple(k for k in est.__dict__ if k.endswith("_") and k not in fitted
+                 and k not in ("n_features_in_", "feature_names_in_"))
 
 
 def guard_vectors(k: int) -> int:
@@ -298,23 +306,26 @@ n_features)
         return self
 
     def _stream(self, X, *, reset: bool):
-        """Feed X batch by batch; on any error the model is left as it was."""
-        saved = dict(self.__dict__)
-        try:
-            if reset:
-                for name in [k for k in self.__dict__ if k.endswith("_")]:
-                    del self.__dict__[name]
-            fed = 0
-            for batch in self._batches(X):
-                self._partial_fit(batch)
-                fed += 1
-            if reset and not fed:
-                raise ValueError("Found array with 0 sample(s) while a minimum of 1 is "
-                                 "required by IncrementalKernelPCA.")
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
+        """Feed X batch by batch; on any error the model is left as it was.
+
+        The batches update a working copy of the model (the same parameters, the
+        fitted state so far); its state is committed on this one once every batch has
+        been added, all at once (:func:`kpca._fit.commit`)."""
+        work = object.__new__(type(self))
+        work.__dict__.update(self.__dict__)
+        if reset:
+            for name in [k for k in work.__dict__ if k.endswith("_")]:
+                del work.__dict__[name]
+        fed = 0
+        for batch in work._batches(X):
+            work._partial_fit(batch)
+            fed += 1
+        if reset and not fed:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is "
+                             "required by IncrementalKernelPCA.")
+        fitted = {k: v for k, v in work.__dict__.items() if k.endswith("_")}
+        commit(self, FitResult(fitted, stale=tuple(k for k in self.__dict__
+                                                   if k.endswith("_") and k not in fitted)))
         return self
 
     def _fit_whole(self, X) -> bool:
@@ -324,8 +335,6 @@ n_features)
         it was."""
         saved = dict(self.__dict__)
         try:
-            for name in [k for k in self.__dict__ if k.endswith("_")]:
-                del self.__dict__[name]
             with self._keeping_input_attributes():
                 Xv, dev = self._validate_rows(X, first=True)
                 # the model keeps its own rows, never the caller's array
@@ -344,7 +353,9 @@ n_features)
             self.__dict__.clear()
             self.__dict__.update(saved)
             return False
-        self.__dict__.update(fitted)
+        # the fit has succeeded: every fitted attribute at once, the earlier fit's
+        # others (a bounded stream's landmarks) gone
+        commit(self, FitResult(fitted, stale=_stale(self, fitted)))
         return True
 
     # ------------------------------------------------------------------ batches
@@ -467,12 +478,10 @@ n_features)
             with job_threads(self.n_jobs):
                 state = self._first_state(Xb, dev) if first else self._current_state()
                 fitted = self._update(state, Xb, _device_rows(dev, state["kernel_"]))
-        # the whole update succeeded: now the model changes (state the new one does not
-        # have -- the exact mode's kernel values after a switch to bounded -- goes)
-        for name in [k for k in self.__dict__ if k.endswith("_") and k not in fitted
-                     and k not in ("n_features_in_", "feature_names_in_")]:
-            del self.__dict__[name]
-        self.__dict__.update(fitted)
+        # the whole update succeeded: now the model changes, all at once (state the new
+        # one does not have -- the exact mode's kernel values after a switch to bounded
+        # -- goes)
+        commit(self, FitResult(fitted, stale=_stale(self, fitted)))
 
     def _first_state(self, Xb, dev: Any = None) -> dict:
         rng = check_random_state(self.random_state)

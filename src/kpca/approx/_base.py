@@ -20,8 +20,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._array_api import device_namespace, host_dtype, refuse_device, to_host
-from .._base import BaseKernelPCA
+from .._base import BaseKernelPCA, outlier_statistics
 from .._config import get_config
+from .._fit import FitResult, commit
 from .._rows import RowSource
 from ..diagnostics import od_noise
 from ..kernels import check_device_kernel
@@ -278,22 +279,18 @@ class FeatureKernelPCA(BaseKernelPCA):
         U = res.components[:, :k]
         space = self._subspace(fmap, res.mean, U, lam, sample, dtype)
         sd, od = space.distances(*space.raw_projection(sample))
-        # the fit has succeeded: now the estimator changes
-        for name, value in fmap.fitted.items():
-            setattr(self, name, value)
-        self.kernel_ = fmap.kernel
         g = getattr(fmap.kernel, "gamma", None)
-        self.gamma_ = None if g is None else float(g)
-        self.mean_ = res.mean
-        self.components_ = U.T.astype(out_dtype)
-        self.eigenvalues_ = (n * lam).astype(out_dtype)
-        self.explained_variance_ = lam.astype(out_dtype)
         ratio = lam / res.trace if res.trace > 0 else np.zeros_like(lam)
-        self.explained_variance_ratio_ = ratio.astype(out_dtype)
-        self.n_components_ = k
-        self.n_samples_ = n
-        self.subspace_ = space
-        self._set_outlier_statistics(sd, od)
+        attrs = {
+            **fmap.fitted, "kernel_": fmap.kernel, "gamma_": None if g is None else float(g),
+            "mean_": res.mean, "components_": U.T.astype(out_dtype),
+            "eigenvalues_": (n * lam).astype(out_dtype),
+            "explained_variance_": lam.astype(out_dtype),
+            "explained_variance_ratio_": ratio.astype(out_dtype), "n_components_": k,
+            "n_samples_": n, "subspace_": space,
+            **outlier_statistics(space, sd, od, self.contamination)}
+        # the fit has succeeded: now the estimator changes, all at once
+        commit(self, FitResult(attrs))
         logger.info("%s: n=%d, p=%d raw features, q=%d, k=%d", type(self).__name__, n, p,
                     res.components.shape[0], k)
         return self
