@@ -6,8 +6,9 @@ data (scikit-learn's ``_parameter_constraints``, checked once by ``_fit_context`
 (``subspace_``), the outlier-detector API (``score_samples``,
 ``decision_function``, ``predict``) and its diagnostics, and the pre-images
 (``inverse_transform``, ``denoise``). A subclass only fits: it validates its
-input and sets ``subspace_`` and the spectrum attributes, then calls
-:meth:`BaseKernelPCA._set_outlier_statistics`.
+input and computes ``subspace_``, the spectrum attributes and
+:func:`outlier_statistics` into a :class:`kpca._fit.FitResult`, which
+:func:`kpca._fit.commit` sets all at once.
 """
 
 from __future__ import annotations
@@ -384,10 +385,6 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def _od_cutoff(self, od: np.ndarray, quantile: float = QUANTILE) -> float:
         return floored_od_cutoff(od, self.subspace_, quantile)
-
-    def _set_outlier_statistics(self, sd: np.ndarray, od: np.ndarray) -> None:
-        """Cut-offs and ``offset_`` from the training rows' (or a sample's) distances."""
-        self.__dict__.update(outlier_statistics(self.subspace_, sd, od, self.contamination))
 
     # ------------------------------------------------------------------ pre-images
     def _check_vector_input(self) -> None:
