@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.linalg import eigh
@@ -212,6 +213,54 @@ def orthogonal_directions(Z: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return Z @ (U[:, keep] / np.sqrt(e[keep])[None, :])
 
 
+def _pass_limits(max_passes: int | None) -> tuple[int, int]:
+    """``(max_passes, max_blocks)`` of an update: the argument, or the settings."""
+    config = get_config()
+    max_passes = config["update_max_passes"] if max_passes is None else max_passes
+    return max_passes, config["update_max_blocks"]
+
+
+def _scaled(KV: Any, Ebb: Any, floor: float, top: float) -> tuple[Any, Any, float, float]:
+    """``(KV, Ebb, floor)`` divided by their scale ``max(top, floor)``, and the scale.
+
+    Everything is computed on the matrix divided by its scale: kernel values near the
+    float64 range (a high polynomial degree) must not overflow in the products and
+    norms of the update. ``top`` is the largest absolute value of ``KV`` and ``Ebb``;
+    the arrays may be of any Array API namespace."""
+    scale = max(top, float(floor), np.finfo(np.float64).tiny)
+    _require_finite(np.isfinite(scale))
+    return KV / scale, Ebb / scale, floor / scale, scale
+
+
+def _require_finite(ok: bool) -> None:
+    """Raise the overflow error of an update whose scale or residuals are not finite."""
+    if not ok:
+        raise ValueError("the kernel values are not finite (overflow): check the kernel "
+                         "parameters (degree, gamma, coef0) or scale the data.")
+
+
+def _metric_ritz(A: np.ndarray, s: np.ndarray, N: int, m: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1's small problem: the top ``min(m, len(s))`` Ritz pairs of the projected
+    matrix ``A = S^T K~ S`` in the metric ``S^T H S = I - s s^T / N`` (``s = S^T 1``).
+
+    Returns ``(w, C)``, ``C`` the coefficients of ``S`` (host algebra, shared by the
+    host and the device update)."""
+    beta = float(s @ s) / N
+    # M^{-1/2} = I + c u u^T for M = I - beta u u^T (u = s / ||s||)
+    if beta > 0:
+        u = s / np.sqrt(s @ s)
+        c = 1.0 / np.sqrt(max(1.0 - beta, np.finfo(np.float64).eps)) - 1.0
+        Au = A @ u
+        uAu = float(u @ Au)
+        # (I + c uu^T) A (I + c uu^T)
+        A = A + c * (np.outer(Au, u) + np.outer(u, Au)) + (c * c * uAu) * np.outer(u, u)
+    else:
+        u, c = np.zeros(s.shape[0]), 0.0
+    w, C = _ritz(A, min(m, s.shape[0]))
+    return w, C + c * np.outer(u, u @ C)  # back to coefficients of S
+
+
 def extend_eigenpairs(
     op: KernelOperator,
     V: np.ndarray,
@@ -251,24 +300,13 @@ def extend_eigenpairs(
     max_passes : int, default=None
         Refinement passes at most (None: the setting ``update_max_passes``).
     """
-    config = get_config()
-    max_passes = config["update_max_passes"] if max_passes is None else max_passes
-    max_blocks = config["update_max_blocks"]
+    max_passes, max_blocks = _pass_limits(max_passes)
     n, q = V.shape
     N = KV.shape[0]
     b = new.b
     Ebb = new.new_block()
-    # everything is computed on the matrix divided by its scale: kernel values near
-    # the float64 range (a high polynomial degree) must not overflow in the products
-    # and norms of the update
-    scale = max(float(np.abs(KV).max(initial=0.0)), float(np.abs(Ebb).max(initial=0.0)),
-                float(floor), np.finfo(np.float64).tiny)
-    if not np.isfinite(scale):
-        raise ValueError("the kernel values are not finite (overflow): check the kernel "
-                         "parameters (degree, gamma, coef0) or scale the data.")
-    KV = KV / scale
-    Ebb = Ebb / scale
-    floor = floor / scale
+    top = max(float(np.abs(KV).max(initial=0.0)), float(np.abs(Ebb).max(initial=0.0)))
+    KV, Ebb, floor, scale = _scaled(KV, Ebb, floor, top)
     # K~_bn V = E^T [V; 0] is the new rows' part of K~ [V; 0]: known already
     G = KV[n:]
     if q and b > 2 * q:
@@ -291,20 +329,7 @@ def extend_eigenpairs(
     A[:q, q:] = G.T @ U
     A[q:, :q] = A[:q, q:].T
     A[q:, q:] = U.T @ Ebb @ U
-    s = np.concatenate([V.sum(axis=0), U.sum(axis=0)])
-    beta = float(s @ s) / N
-    # M^{-1/2} = I + c u u^T for M = I - beta u u^T (u = s / ||s||)
-    if beta > 0:
-        u = s / np.sqrt(s @ s)
-        c = 1.0 / np.sqrt(max(1.0 - beta, np.finfo(np.float64).eps)) - 1.0
-        Au = A @ u
-        uAu = float(u @ Au)
-        # (I + c uu^T) A (I + c uu^T)
-        A = A + c * (np.outer(Au, u) + np.outer(u, Au)) + (c * c * uAu) * np.outer(u, u)
-    else:
-        u, c = np.zeros(q + r), 0.0
-    w, C = _ritz(A, min(m, q + r))
-    C = C + c * np.outer(u, u @ C)  # back to coefficients of S
+    w, C = _metric_ritz(A, np.concatenate([V.sum(axis=0), U.sum(axis=0)]), N, m)
     Y = np.empty((N, C.shape[1]))
     Y[:n] = V @ C[:q]
     UC = U @ C[q:]
@@ -322,9 +347,7 @@ def extend_eigenpairs(
         w, Y, KY, passes = _refine(op, Y, KY, w, R, res, m, tol, floor, scale, max_passes,
                                    max_blocks)
     res = _residuals(Y, KY, w, floor)
-    if not np.all(np.isfinite(res)):
-        raise ValueError("the kernel values are not finite (overflow): check the kernel "
-                         "parameters (degree, gamma, coef0) or scale the data.")
+    _require_finite(np.all(np.isfinite(res)))
     converged = bool(res[:kk].max(initial=0.0) <= tol)
     logger.debug("incremental update: %d rows added, %d passes, residual %.1e",
                  b, passes, float(res[:kk].max(initial=0.0)))

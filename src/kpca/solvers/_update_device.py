@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._array_api import from_host, to_host
-from .._config import get_config
-from ._update import _ritz
+from ._update import _metric_ritz, _pass_limits, _require_finite, _ritz, _scaled
 
 logger = logging.getLogger("kpca")
 
@@ -143,9 +142,7 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
     converged : bool
     """
     xp = op.xp
-    config = get_config()
-    max_passes = config["update_max_passes"] if max_passes is None else max_passes
-    max_blocks = config["update_max_blocks"]
+    max_passes, max_blocks = _pass_limits(max_passes)
     n, q = V.shape
     N = KV.shape[0]
     b = new.b
@@ -153,11 +150,7 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
     # on the matrix divided by its scale, as on the host (no overflow in the norms)
     top = max(float(xp.max(xp.abs(KV))) if KV.shape[1] else 0.0,
               float(xp.max(xp.abs(Ebb))))
-    scale = max(top, float(floor), np.finfo(np.float64).tiny)
-    if not np.isfinite(scale):
-        raise ValueError("the kernel values are not finite (overflow): check the kernel "
-                         "parameters (degree, gamma, coef0) or scale the data.")
-    KV, Ebb, floor = KV / scale, Ebb / scale, floor / scale
+    KV, Ebb, floor, scale = _scaled(KV, Ebb, floor, top)
     G = KV[n:, ...]
     if q and b > 2 * q:
         # the host's directions: K~_bn V, K~_bb K~_bn V and the same seeded sketch
@@ -175,17 +168,7 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
     A[q:, q:] = to_host(Ut @ (Ebb @ U), np.float64)
     s = np.concatenate([to_host(xp.sum(V, axis=0), np.float64),
                         to_host(xp.sum(U, axis=0), np.float64)])
-    beta = float(s @ s) / N
-    if beta > 0:  # the metric I - s s^T / N, in closed form (as on the host)
-        u = s / np.sqrt(s @ s)
-        c = 1.0 / np.sqrt(max(1.0 - beta, np.finfo(np.float64).eps)) - 1.0
-        Au = A @ u
-        uAu = float(u @ Au)
-        A = A + c * (np.outer(Au, u) + np.outer(u, Au)) + (c * c * uAu) * np.outer(u, u)
-    else:
-        u, c = np.zeros(q + r), 0.0
-    w, C = _ritz(A, min(m, q + r))
-    C = C + c * np.outer(u, u @ C)
+    w, C = _metric_ritz(A, s, N, m)  # the metric I - s s^T / N, as on the host
     Cv, Cu = _dev(xp, C[:q], KV), _dev(xp, C[q:], KV)
     UC = U @ Cu
     Y = _center_cols(xp, xp.concat([V @ Cv, UC], axis=0))
@@ -199,9 +182,7 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
         w, Y, KY, passes = _refine(op, Y, KY, w, R, res, m, tol, floor, scale, max_passes,
                                    max_blocks)
     res = _norms(xp, KY - Y * _dev(xp, w, KV)[None, :], w, floor)
-    if not np.all(np.isfinite(res)):
-        raise ValueError("the kernel values are not finite (overflow): check the kernel "
-                         "parameters (degree, gamma, coef0) or scale the data.")
+    _require_finite(np.all(np.isfinite(res)))
     converged = bool(res[:kk].max(initial=0.0) <= tol)
     logger.debug("device incremental update: %d rows added, %d passes, residual %.1e",
                  b, passes, float(res[:kk].max(initial=0.0)))
