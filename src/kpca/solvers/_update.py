@@ -354,13 +354,50 @@ def extend_eigenpairs(
     return UpdatedPairs(w * scale, Y, KY * scale, res, passes, converged)
 
 
-def _refine(op: KernelOperator, Y: np.ndarray, KY: np.ndarray, w: np.ndarray,
-            R: np.ndarray, res: np.ndarray, m: int, tol: float, floor: float, scale: float,
-            max_passes: int, max_blocks: int):
+class _HostSteps:
+    """The array steps of :func:`_refine` on NumPy arrays (the device update passes its
+    own, :class:`kpca.solvers._update_device._DeviceSteps`): the loop and its small
+    projected algebra are written once."""
+
+    label = "incremental update"
+
+    @staticmethod
+    def buffer(N: int, cap: int, like: np.ndarray) -> np.ndarray:
+        # column-major: an update that converges in a pass or two touches only the pages
+        # of the columns it uses (a row-major buffer would fault in all of them: ~2 ms
+        # per MB on a fresh page of a virtual machine)
+        return np.empty((N, cap), order="F")
+
+    @staticmethod
+    def directions(R: np.ndarray, wanted: np.ndarray, Q: np.ndarray) -> np.ndarray:
+        return orthogonal_directions(R[:, wanted], Q)
+
+    @staticmethod
+    def product(op: KernelOperator, Z: np.ndarray) -> np.ndarray:
+        return np.asarray(op.matmat(Z), dtype=np.float64)
+
+    @staticmethod
+    def coefficients(C: np.ndarray, like: np.ndarray) -> np.ndarray:
+        return C
+
+    @staticmethod
+    def cross(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return X.T @ Y
+
+    @staticmethod
+    def norms(R: np.ndarray, w: np.ndarray, floor: float) -> np.ndarray:
+        return _norms(R, w, floor)
+
+
+def _refine(op: Any, Y: Any, KY: Any, w: np.ndarray, R: Any, res: np.ndarray, m: int,
+            tol: float, floor: float, scale: float, max_passes: int, max_blocks: int,
+            steps: Any = _HostSteps):
     """Step 2 of :func:`extend_eigenpairs`: block refinement from the Ritz pairs
     ``(w, Y, KY)`` of the matrix divided by ``scale``, until the residuals ``res``
     (norms of the residual vectors ``R``) of the first ``R.shape[1]`` pairs meet
-    ``tol``. Returns ``(w, Y, KY, passes)``.
+    ``tol``. Returns ``(w, Y, KY, passes)``. ``steps`` does the array work
+    (:class:`_HostSteps`, or the device update's steps on its arrays); the projected
+    matrix and its eigenpairs are NumPy on the host either way.
 
     Each pass multiplies the residual block of the wanted pairs that have not
     converged (orthogonal to the basis and to 1): a narrower block makes a cheaper
@@ -373,35 +410,34 @@ def _refine(op: KernelOperator, Y: np.ndarray, KY: np.ndarray, w: np.ndarray,
     """
     N, kk = Y.shape[0], R.shape[1]
     cap = (max_blocks + 1) * max(m, 1) + kk  # columns before a thick restart
-    # column-major: an update that converges in a pass or two touches only the pages
-    # of the columns it uses (a row-major buffer would fault in all of them: ~2 ms
-    # per MB on a fresh page of a virtual machine)
-    Q = np.empty((N, cap), order="F")
-    KQ = np.empty((N, cap), order="F")
+    Q, KQ = steps.buffer(N, cap, Y), steps.buffer(N, cap, Y)
     p = Y.shape[1]
     Q[:, :p], KQ[:, :p] = Y, KY
     A = np.diag(w)
     C = np.eye(p)
     passes = 0
     while res.max(initial=0.0) > tol and passes < max_passes:
-        Z = orthogonal_directions(R[:, res > tol], Q[:, :p])
+        Z = steps.directions(R, res > tol, Q[:, :p])
         if Z.shape[1] == 0:
             break
-        KZ = np.asarray(op.matmat(Z), dtype=np.float64) / scale
+        KZ = steps.product(op, Z) / scale
         passes += 1
         z = Z.shape[1]
         if p + z > cap:  # thick restart from the Ritz vectors
-            Q[:, : C.shape[1]], KQ[:, : C.shape[1]] = Q[:, :p] @ C, KQ[:, :p] @ C
+            Cd = steps.coefficients(C, Q)
+            Q[:, : C.shape[1]], KQ[:, : C.shape[1]] = Q[:, :p] @ Cd, KQ[:, :p] @ Cd
             p = C.shape[1]
             A, C = np.diag(w), np.eye(p)
-        B = Q[:, :p].T @ KZ
-        D = Z.T @ KZ
+        B = steps.cross(Q[:, :p], KZ)
+        D = steps.cross(Z, KZ)
         A = np.block([[A, B], [B.T, 0.5 * (D + D.T)]])
         Q[:, p : p + z], KQ[:, p : p + z] = Z, KZ
         p += z
         w, C = _ritz(A, m)
-        R = KQ[:, :p] @ C[:, :kk] - (Q[:, :p] @ C[:, :kk]) * w[None, :kk]
-        res = _norms(R, w, floor)
-        logger.debug("incremental update: pass %d residual %.1e", passes,
+        Ck = steps.coefficients(C[:, :kk], Q)
+        R = KQ[:, :p] @ Ck - (Q[:, :p] @ Ck) * steps.coefficients(w[:kk], Q)[None, :]
+        res = steps.norms(R, w, floor)
+        logger.debug("%s: pass %d residual %.1e", steps.label, passes,
                      float(res.max(initial=0.0)))
-    return w, Q[:, :p] @ C, KQ[:, :p] @ C, passes
+    Cd = steps.coefficients(C, Q)
+    return w, Q[:, :p] @ Cd, KQ[:, :p] @ Cd, passes

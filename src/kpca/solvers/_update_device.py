@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._array_api import from_host, to_host
-from ._update import _metric_ritz, _pass_limits, _require_finite, _ritz, _scaled
+from ._update import _metric_ritz, _pass_limits, _refine, _require_finite, _ritz, _scaled
 
 logger = logging.getLogger("kpca")
 
@@ -180,7 +180,7 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
     passes = 0
     if res.max(initial=0.0) > tol and max_passes > 0:
         w, Y, KY, passes = _refine(op, Y, KY, w, R, res, m, tol, floor, scale, max_passes,
-                                   max_blocks)
+                                   max_blocks, _DeviceSteps(xp))
     res = _norms(xp, KY - Y * _dev(xp, w, KV)[None, :], w, floor)
     _require_finite(np.all(np.isfinite(res)))
     converged = bool(res[:kk].max(initial=0.0) <= tol)
@@ -189,43 +189,30 @@ def device_extend_eigenpairs(op: Any, V: Any, KV: Any, new: Any, k: int, m: int,
     return w * scale, Y, KY * scale, res, passes, converged
 
 
-def _refine(op: Any, Y: Any, KY: Any, w: np.ndarray, R: Any, res: np.ndarray, m: int,
-            tol: float, floor: float, scale: float, max_passes: int, max_blocks: int):
-    """Step 2 of :func:`device_extend_eigenpairs` (the host's ``_refine``): block
-    refinement with the basis and its products on the device, the projected matrix on
-    the host."""
-    xp = op.xp
-    N, kk = Y.shape[0], R.shape[1]
-    cap = (max_blocks + 1) * max(m, 1) + kk
-    Q = xp.zeros((N, cap), dtype=xp.float64, device=Y.device)
-    KQ = xp.zeros((N, cap), dtype=xp.float64, device=Y.device)
-    p = Y.shape[1]
-    Q[:, :p], KQ[:, :p] = Y, KY
-    A = np.diag(w)
-    C = np.eye(p)
-    passes = 0
-    while res.max(initial=0.0) > tol and passes < max_passes:
-        Z = device_orthogonal_directions(xp, _take_cols(xp, R, np.flatnonzero(res > tol)), Q[:, :p])
-        if Z.shape[1] == 0:
-            break
-        KZ = op.matmat(Z) / scale
-        passes += 1
-        z = Z.shape[1]
-        if p + z > cap:  # thick restart from the Ritz vectors
-            Cd = _dev(xp, C, Q)
-            Q[:, : C.shape[1]], KQ[:, : C.shape[1]] = Q[:, :p] @ Cd, KQ[:, :p] @ Cd
-            p = C.shape[1]
-            A, C = np.diag(w), np.eye(p)
-        B = to_host(xp.matrix_transpose(Q[:, :p]) @ KZ, np.float64)
-        D = to_host(xp.matrix_transpose(Z) @ KZ, np.float64)
-        A = np.block([[A, B], [B.T, 0.5 * (D + D.T)]])
-        Q[:, p : p + z], KQ[:, p : p + z] = Z, KZ
-        p += z
-        w, C = _ritz(A, m)
-        Ck = _dev(xp, C[:, :kk], Q)
-        R = KQ[:, :p] @ Ck - (Q[:, :p] @ Ck) * _dev(xp, w[:kk], Q)[None, :]
-        res = _norms(xp, R, w, floor)
-        logger.debug("device incremental update: pass %d residual %.1e", passes,
-                     float(res.max(initial=0.0)))
-    Cd = _dev(xp, C, Q)
-    return w, Q[:, :p] @ Cd, KQ[:, :p] @ Cd, passes
+class _DeviceSteps:
+    """The array steps of :func:`kpca.solvers._update._refine` on the device: the basis
+    and its products stay there, the projected matrix goes to the host."""
+
+    label = "device incremental update"
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+
+    def buffer(self, N: int, cap: int, like: Any) -> Any:
+        return self.xp.zeros((N, cap), dtype=self.xp.float64, device=like.device)
+
+    def directions(self, R: Any, wanted: np.ndarray, Q: Any) -> Any:
+        return device_orthogonal_directions(self.xp, _take_cols(self.xp, R,
+                                                                np.flatnonzero(wanted)), Q)
+
+    def product(self, op: Any, Z: Any) -> Any:
+        return op.matmat(Z)
+
+    def coefficients(self, C: np.ndarray, like: Any) -> Any:
+        return _dev(self.xp, C, like)
+
+    def cross(self, X: Any, Y: Any) -> np.ndarray:
+        return to_host(self.xp.matrix_transpose(X) @ Y, np.float64)
+
+    def norms(self, R: Any, w: np.ndarray, floor: float) -> np.ndarray:
+        return _norms(self.xp, R, w, floor)
