@@ -191,16 +191,22 @@ def cgroup_memory_headroom(proc: str | os.PathLike[str] = "/proc") -> int | None
     return min(rooms) if rooms else None
 
 
+def _sysconf_bytes(pages: str, default: int) -> int:
+    """``pages`` (a :func:`os.sysconf` name counting pages) in bytes; ``default`` where
+    the system does not say."""
+    try:
+        return int(os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return default
+
+
 def memory_limit(proc: str | os.PathLike[str] = "/proc") -> int:
     """Bytes this process may use at most: the physical memory (MemTotal), or a cgroup
     memory limit below it; 8 GiB where neither can be read."""
     info = _meminfo(Path(proc))
     total = info.get("MemTotal")
     if total is None:
-        try:
-            total = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (ValueError, OSError, AttributeError):
-            total = 8 * 2**30
+        total = _sysconf_bytes("SC_PHYS_PAGES", 8 * 2**30)
     cg = cgroup_memory_limit(proc)
     return total if cg is None else min(total, cg)
 
@@ -210,9 +216,6 @@ def available_memory(proc: str | os.PathLike[str] = "/proc") -> int:
     under a cgroup memory limit where that is less; 4 GiB where neither can be read."""
     avail = _meminfo(Path(proc)).get("MemAvailable")
     if avail is None:
-        try:
-            avail = int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (ValueError, OSError, AttributeError):
-            avail = 4 * 2**30
+        avail = _sysconf_bytes("SC_AVPHYS_PAGES", 4 * 2**30)
     room = cgroup_memory_headroom(proc)
     return avail if room is None else min(avail, room)
