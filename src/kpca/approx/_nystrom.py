@@ -12,7 +12,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
 from .._config import get_config
-from ..kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
+from ..kernels import (
+    GAMMA_HEURISTICS,
+    KERNELS,
+    Kernel,
+    Precomputed,
+    check_finite_kernel,
+    make_kernel,
+)
 from ..operators import float32_eigen_error
 from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, take_rows
 
@@ -183,7 +190,8 @@ class NystromKernelPCA(FeatureKernelPCA):
         if sp.issparse(Z):
             Z = Z.toarray()
         Z = np.asarray(Z, dtype=dtype)
-        Kmm = _finite(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64))
+        Kmm = check_finite_kernel(
+            np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64), "the landmarks")
         Kmm = 0.5 * (Kmm + Kmm.T)
         rcond = self.rcond
         if rcond is None:
@@ -244,7 +252,8 @@ class NystromKernelPCA(FeatureKernelPCA):
         p = min(n, max(2 * m, 1000))
         pool = np.sort(rng.choice(n, size=p, replace=False))
         P = take_rows(X, pool)
-        Kp = _finite(np.asarray(kernel.block(P.astype(np.float64)), dtype=np.float64))
+        Kp = check_finite_kernel(
+            np.asarray(kernel.block(P.astype(np.float64)), dtype=np.float64), "the landmarks")
         s, V = np.linalg.eigh(0.5 * (Kp + Kp.T))
         s = np.maximum(s, 0)
         lam = _ridge_for_dimension(s, m)
@@ -253,15 +262,6 @@ class NystromKernelPCA(FeatureKernelPCA):
         prob /= prob.sum()
         chosen = np.sort(rng.choice(p, size=m, replace=False, p=prob))
         return P[chosen]
-
-
-def _finite(K: np.ndarray) -> np.ndarray:
-    if not np.all(np.isfinite(K)):
-        raise ValueError(
-            "the kernel between the landmarks overflows (non-finite values): scale the data "
-            "or change the kernel parameters (degree, gamma, coef0)."
-        )
-    return K
 
 
 def _ridge_for_dimension(s: np.ndarray, m: int) -> float:

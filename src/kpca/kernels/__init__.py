@@ -4,7 +4,14 @@ See :class:`Kernel` for the contract: :meth:`Kernel.block` evaluates NumPy array
 given their namespace, PyTorch, CuPy and other Array API arrays on their device.
 """
 
-from ._base import Kernel, array_namespace, check_device_kernel, dot_block, sq_euclidean_block
+from ._base import (
+    Kernel,
+    array_namespace,
+    check_device_kernel,
+    check_finite_kernel,
+    dot_block,
+    sq_euclidean_block,
+)
 from ._device import device_block_product
 from ._explicit import explicit_features, feature_dimension
 from ._features import FourierFeatures
@@ -31,6 +38,7 @@ KERNELS["spectrum"] = Spectrum
 __all__ = [
     "array_namespace",
     "check_device_kernel",
+    "check_finite_kernel",
     "device_block_product",
     "explicit_features",
     "feature_dimension",

@@ -205,6 +205,30 @@ class Kernel(BaseEstimator):
         """Hook for kernel-specific input checks (raise ``ValueError``)."""
 
 
+def check_finite_kernel(K: np.ndarray, between: str) -> np.ndarray:
+    """``K``, or a ValueError where a kernel value (or a value computed from kernel
+    values) is not finite: a kernel that overflows.
+
+    Parameters
+    ----------
+    K : ndarray
+    between : str
+        Which rows the kernel was evaluated between, for the message
+        (e.g. ``'the landmarks'``).
+
+    Returns
+    -------
+    ndarray
+        ``K`` itself.
+    """
+    if not np.all(np.isfinite(K)):
+        raise ValueError(
+            f"the kernel between {between} overflows (non-finite values): scale the data "
+            "or change the kernel parameters (degree, gamma, coef0)."
+        )
+    return K
+
+
 def check_device_kernel(kernel: Kernel) -> None:
     """Refuse a kernel that evaluates NumPy arrays only (:meth:`Kernel.supports_array_api`
     is False), naming the alternatives, before a fit or transform of Array API arrays

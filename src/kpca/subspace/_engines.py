@@ -26,7 +26,7 @@ import numpy as np
 
 from .._config import get_config
 from .._parallel import job_threads, run_blocks
-from ..kernels import RBFRows
+from ..kernels import RBFRows, check_finite_kernel
 from ..operators import compiled_rows, n_threads
 
 if TYPE_CHECKING:
@@ -91,12 +91,7 @@ def transform(space: FittedSubspace, X: Any, *, n_jobs: int | None = None, dtype
 
 def checked(out: np.ndarray) -> np.ndarray:
     """``out``, or a ValueError where it holds a non-finite score."""
-    if not np.all(np.isfinite(out)):
-        raise ValueError(
-            "the kernel between these rows and the training rows overflows (non-finite "
-            "values): scale the data or change the kernel parameters (degree, gamma, coef0)."
-        )
-    return out
+    return check_finite_kernel(out, "these rows and the training rows")
 
 
 def fusable(space: FittedSubspace, X: Any) -> bool:
