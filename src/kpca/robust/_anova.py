@@ -160,7 +160,8 @@ class AnovaKernelPCA(OwnAlgorithm):
     beta_max_iter : int, default=100
         Maximum alternations (a ``ConvergenceWarning`` is issued if reached).
     alpha, fit_inverse_transform, eigen_solver, tol, max_iter, iterated_power,
-    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision
+    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision,
+    contamination
         As in :class:`kpca.KernelPCA`.
 
     Attributes

@@ -231,7 +231,8 @@ class WeightedKernelPCA(RobustKernelPCA):
     ----------
     n_components, kernel, gamma, degree, coef0, kernel_params, alpha,
     fit_inverse_transform, eigen_solver, tol, max_iter, iterated_power,
-    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision
+    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision,
+    contamination
         As in :class:`kpca.KernelPCA` (the solvers, the tiled/matrix-free
         operator under ``memory_limit`` and the learned pre-image are shared).
         ``center=False`` uses ``theta = 0`` (only the covariance is weighted).
