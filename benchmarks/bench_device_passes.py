@@ -26,22 +26,11 @@ import sys
 import time
 
 import numpy as np
+from bench_gpu import PassCounter
 
 import kpca
 
 D, K = 20, 10
-
-
-class PassCounter(logging.Handler):
-    """The widths (columns) of kpca's kernel passes, from its 'pass' log events."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.widths: list[int] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "kpca_event", None) == "pass":
-            self.widths.append(int(record.args[1]))
 
 
 def fit(X, device: str, memory_limit):

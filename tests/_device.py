@@ -35,6 +35,22 @@ def asarray(name: str, A):
     return array_api_strict.asarray(A)
 
 
+#: the robust device tests' storage cases: stored K (dense eigh on the device),
+#: matrix-free K (block Lanczos; 2 MB holds the host's tiles but not the device's stored
+#: 400 x 400 float64 matrix), the 'auto' plan
+STORAGE = {
+    "stored": dict(eigen_solver="dense"),
+    "matrix-free": dict(eigen_solver="krylov", memory_limit="2MB", tol=1e-12),
+    "auto": {},
+}
+
+
+def same_namespace(out, name: str) -> None:
+    """``out`` is an array of namespace ``name`` (its type's top-level module)."""
+    mod = type(out).__module__.partition(".")[0]
+    assert mod == name, (mod, name)
+
+
 class KpcaEvents(logging.Handler):
     """A handler of kpca's INFO log records for a ``with`` block (attached to the
     'kpca' logger at INFO on entry, the logger's level restored on exit); subclasses

@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, TORCH_DEVICE, KpcaEvents, asarray
+from _device import NAMESPACES, TORCH_DEVICE, KpcaEvents, asarray, same_namespace
 
 import kpca
 from kpca import config_context
@@ -33,10 +33,6 @@ KERNELS = [("rbf", dict(gamma=0.2)), ("laplacian", dict(gamma=0.1)),
            ("anova", dict(gamma=0.3, kernel_params={"beta": [0.5, 0.0, 1.0, 0.2, 0.3]}))]
 
 
-
-def same_namespace(out, name):
-    mod = type(out).__module__.partition(".")[0]
-    assert mod == name, (mod, name)
 
 
 def close(a, b, dtype, scale=None):

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, KpcaEvents, asarray
+from _device import NAMESPACES, STORAGE, KpcaEvents, asarray, same_namespace
 from sklearn.datasets import make_circles
 
 import kpca
@@ -36,19 +36,7 @@ from kpca.robust._anova import device_variable_terms
 xps = pytest.importorskip("array_api_strict")
 
 TOL = {np.float64: 1e-9, np.float32: 1e-4}
-#: stored K (dense eigh on the device), matrix-free K (block Lanczos; 2 MB holds the
-#: host's tiles but not the device's stored 400 x 400 float64 matrix, and gives the
-#: terms tiles of 81 rows of one variable), the 'auto' plan
-STORAGE = {
-    "stored": dict(eigen_solver="dense"),
-    "matrix-free": dict(eigen_solver="krylov", memory_limit="2MB", tol=1e-12),
-    "auto": {},
-}
 
-
-def same_namespace(out, name):
-    mod = type(out).__module__.partition(".")[0]
-    assert mod == name, (mod, name)
 
 
 def close(a, b, tol, scale=None):

@@ -18,7 +18,7 @@ import logging
 
 import numpy as np
 import pytest
-from _device import NAMESPACES, KpcaEvents, asarray
+from _device import NAMESPACES, STORAGE, KpcaEvents, asarray, same_namespace
 
 import kpca
 from kpca._array_api import device_namespace, to_host
@@ -35,19 +35,8 @@ ESTIMATORS = {
     "weighted": (kpca.WeightedKernelPCA, dict(fit_inverse_transform=True, b2=0.75)),
     "robpca": (kpca.KernelROBPCA, dict(random_state=0)),
 }
-#: stored K (dense eigh on the device), matrix-free K (block Lanczos; 2 MB holds the
-#: host's tiles but not the device's stored 400 x 400 float64 matrix), the 'auto' plan
-STORAGE = {
-    "stored": dict(eigen_solver="dense"),
-    "matrix-free": dict(eigen_solver="krylov", memory_limit="2MB", tol=1e-12),
-    "auto": {},
-}
 
 
-
-def same_namespace(out, name):
-    mod = type(out).__module__.partition(".")[0]
-    assert mod == name, (mod, name)
 
 
 def close(a, b, dtype, scale=None):
