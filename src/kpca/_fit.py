@@ -175,6 +175,71 @@ class MeanCentring(Centring):
         return op, Centering.none(op.n), {}
 
 
+# ----------------------------------------------------------------------------- kernel
+__all__ += ["FixedKernel", "KernelStrategy", "alternate"]
+
+
+class KernelStrategy(ABC):
+    """Which kernel a fit decomposes, and whether the fit learns it from its own
+    eigenvectors (ANOVA KPCA's weights, ``kpca.robust``).
+
+    :func:`alternate` runs it: :meth:`start` once, then the kernel of the current state
+    (:meth:`kernel`) -> :func:`decompose` -> :meth:`update` from the fitted eigenvectors,
+    until :meth:`update` says the fit is done; the last decomposition is the fit's.
+    :meth:`fitted` gives the attributes learned on the way (set by :func:`commit` with
+    the others, once the whole fit has succeeded).
+    """
+
+    # a hook, not abstract: a fixed kernel has nothing to resolve
+    def start(self, X: Any, settings: FitSettings, rng: Any) -> None:  # noqa: B027
+        """Resolve, once, what depends on the data (the same for every decomposition)."""
+
+    @abstractmethod
+    def kernel(self, X: Any, rng: Any) -> Kernel:
+        """The kernel of the current state (resolved on ``X``)."""
+
+    @abstractmethod
+    def update(self, X: Any, kernel: Kernel, dec: Decomposition, settings: FitSettings
+               ) -> bool:
+        """Learn from ``dec``, the decomposition of ``kernel`` on ``X`` (its plan holds
+        the device rows, ``dec.plan.device_X``, of a device fit); True when the fit is
+        done (``dec`` is its decomposition)."""
+
+    def fitted(self) -> dict:
+        """The fitted attributes the strategy learned (name -> value)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class FixedKernel(KernelStrategy):
+    """One kernel, decomposed once (what :class:`kpca.KernelPCA` does)."""
+
+    fixed: Kernel
+
+    def kernel(self, X, rng):
+        return self.fixed
+
+    def update(self, X, kernel, dec, settings):
+        return True
+
+
+def alternate(X: Any, strategy: KernelStrategy, settings: FitSettings, centring: Centring,
+              rng: Any, *, distributed: bool = False, device: Any = None,
+              primal: bool = True) -> tuple[Kernel, Decomposition]:
+    """Run ``strategy``: kernel -> :func:`decompose` -> update, until it is done.
+
+    Returns the last kernel and its decomposition (the fit's); the arguments after
+    ``strategy`` are :func:`decompose`'s, the same for every decomposition.
+    """
+    strategy.start(X, settings, rng)
+    while True:
+        kernel = strategy.kernel(X, rng)
+        dec = decompose(X, kernel, settings, centring, rng, distributed=distributed,
+                        device=device, primal=primal)
+        if strategy.update(X, kernel, dec, settings):
+            return kernel, dec
+
+
 # ----------------------------------------------------------------------------- plan
 def make_plan(X: Any, kernel: Kernel, settings: FitSettings, *, reweights: bool = False,
               distributed: bool = False, k: int | None = None, device: Any = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable as CallableT
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ from sklearn.metrics.pairwise import manhattan_distances, pairwise_kernels
 from sklearn.utils.extmath import row_norms
 
 from .. import _native
+from .._array_api import device_namespace, from_host, to_host
 from .._config import get_config
 from ._base import Kernel, _float_dtype, dot_block, on_host, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
@@ -20,6 +22,8 @@ try:  # the optional compiled RBF block (setup.py): absent where it could not be
     from . import _rbfexp as _rbfexp_ext
 except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
     _rbfexp_ext = None
+
+logger = logging.getLogger("kpca")
 
 #: the variant of the compiled RBF block that runs (:mod:`kpca._native`: the best this
 #: CPU runs, or the one ``KPCA_NATIVE`` names)
@@ -515,10 +519,28 @@ class Anova(_GammaMixin, Kernel):
         self.gamma = gamma
         self.beta = beta
 
-    def _beta(self, d: int) -> np.ndarray:
+    def weights(self, n_features: int) -> np.ndarray:
+        """The weight of each input variable: ``beta``, or the equal weights of unit
+        Euclidean norm where it is ``None``.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of input variables ``p``.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), float64
+
+        Raises
+        ------
+        ValueError
+            If ``beta`` is not ``n_features`` non-negative finite numbers.
+        """
+        d = n_features
         if self.beta is None:
             return np.full(d, 1.0 / np.sqrt(d))
-        beta = np.asarray(self.beta, dtype=np.float64).ravel()
+        beta = np.array(self.beta, dtype=np.float64).ravel()  # a copy: the caller may write it
         if beta.shape != (d,) or np.any(beta < 0) or not np.all(np.isfinite(beta)):
             raise ValueError(
                 f"anova kernel: beta must be {d} non-negative finite weights (one per "
@@ -527,13 +549,13 @@ class Anova(_GammaMixin, Kernel):
         return beta
 
     def check_input(self, X):
-        self._beta(X.shape[1])
+        self.weights(X.shape[1])
 
     def block(self, X, Y=None, xp=None):
         if on_host(xp):
             return super().block(X, Y)
         Y = X if Y is None else Y
-        beta, g = self._beta(X.shape[1]), self.gamma_value()
+        beta, g = self.weights(X.shape[1]), self.gamma_value()
         K = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
         for j in np.flatnonzero(beta):  # one pass per variable; zero weights cost nothing
             T = X[:, int(j)][:, None] - Y[:, int(j)][None, :]
@@ -544,7 +566,7 @@ class Anova(_GammaMixin, Kernel):
         dtype = _float_dtype(X, Y)
         X = X.toarray() if sp.issparse(X) else np.asarray(X)
         Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-        beta = self._beta(X.shape[1]).astype(dtype)
+        beta = self.weights(X.shape[1]).astype(dtype)
         g = dtype.type(-self.gamma_value())
         K = np.zeros((X.shape[0], Y.shape[0]), dtype=dtype)
         T = np.empty_like(K)
@@ -558,10 +580,97 @@ class Anova(_GammaMixin, Kernel):
         return K
 
     def diag(self, X, xp=None):
-        total = float(self._beta(X.shape[1]).sum())
+        total = float(self.weights(X.shape[1]).sum())
         if not on_host(xp):
             return xp.full(X.shape[0], total, dtype=X.dtype, device=X.device)
         return np.full(X.shape[0], total, dtype=_float_dtype(X))
+
+    def term_traces(self, X: Any, V: np.ndarray, xp: Any = None,
+                    budget_bytes: int | None = None) -> np.ndarray:
+        """``a_j = trace(V^T K_j V)`` for each variable's term
+        ``K_j = exp(-gamma (x_j - y_j)^2)`` of the kernel, unweighted (docs/math.md,
+        "ANOVA KPCA"): the data of the ANOVA weight update, where ``V`` are the
+        centred eigenvectors ``H V`` (so that ``a_j = trace(V^T H K_j H V)``).
+
+        Each ``K_j`` is evaluated in blocks and never stored. On the host (NumPy
+        or SciPy sparse ``X``), blocks of rows of one variable take at most the
+        setting ``anova_block_bytes`` (and ``budget_bytes``). On a device (``X`` an
+        Array API array, or ``xp`` its namespace), tiles of (variables, rows, n)
+        float64 terms are made and multiplied by ``V`` there: a tile takes at most
+        an eighth of ``budget_bytes`` (with its exponential, a quarter: the device
+        operator's tiles' share) and at most the setting ``device_tile_bytes``; the
+        p sums stay on the device, so the only traffic is ``V`` going in and the p
+        terms coming back. Both paths sum in float64 whatever ``X``'s dtype
+        (``beta`` moves by about the terms' relative error: float32 terms would
+        move it by about the default ``beta_tol`` of AnovaKernelPCA).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p), or Array API array
+            The rows the eigenvectors belong to.
+        V : ndarray of shape (n, k)
+            The vectors (NumPy).
+        xp : namespace, default=None
+            ``X``'s Array API namespace; None: found from ``X`` (NumPy: the host).
+        budget_bytes : int, default=None
+            Bytes the evaluation may use; None: only the settings bound it.
+
+        Returns
+        -------
+        ndarray of shape (p,), float64
+        """
+        if xp is None:
+            xp = device_namespace(X)
+        if not on_host(xp):
+            return self._device_term_traces(X, V, xp, budget_bytes)
+        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        V = np.asarray(V, dtype=np.float64)
+        n, p = X.shape
+        g = self.gamma_value()
+        cap = get_config()["anova_block_bytes"]
+        cap = cap if budget_bytes is None else min(cap, budget_bytes)
+        rows = max(1, cap // (8 * max(1, n)))
+        a = np.zeros(p)
+        T = np.empty((min(rows, n), n))
+        for j in range(p):
+            col = X[:, j]
+            for s in range(0, n, rows):
+                blk = T[: min(rows, n - s)]
+                np.subtract(col[s : s + rows, None], col[None, :], out=blk)
+                np.square(blk, out=blk)
+                blk *= -g
+                np.exp(blk, out=blk)
+                a[j] += float(np.sum(V[s : s + rows] * (blk @ V)))
+        return a
+
+    def _device_term_traces(self, X: Any, V: np.ndarray, xp: Any,
+                            budget_bytes: int | None) -> np.ndarray:
+        """:meth:`term_traces` on the device of ``X`` (namespace ``xp``)."""
+        n, p = X.shape
+        Xt = xp.permute_dims(xp.astype(X, xp.float64), (1, 0))  # (p, n): a variable's values
+        Vd = from_host(np.asarray(V, dtype=np.float64), xp, X.device)
+        share = get_config()["device_tile_bytes"]
+        share = share if budget_bytes is None else min(share, budget_bytes // 8)
+        tile = max(1, share // 8)  # values
+        rows = max(1, min(n, tile // max(1, n)))
+        per = max(1, min(p, tile // max(1, rows * n)))  # variables of one tile
+        g = -self.gamma_value()
+        logger.info("anova kpca variable terms on device %s: %d variables, tiles of %d "
+                    "variables x %d rows", X.device, p, per, rows)
+        parts = []
+        for j in range(0, p, per):
+            J = min(j + per, p)
+            acc = xp.zeros(J - j, dtype=xp.float64, device=X.device)
+            for s in range(0, n, rows):
+                e = min(s + rows, n)
+                # the host loop's arithmetic, in place where the namespace allows
+                T = Xt[j:J, s:e, None] - Xt[j:J, None, :]  # (variables, rows, n)
+                T *= T
+                T *= g
+                T = xp.exp(T)
+                acc = acc + xp.sum(Vd[None, s:e, :] * (T @ Vd), axis=(1, 2))
+            parts.append(acc)
+        return to_host(xp.concat(parts), np.float64)
 
 
 class Precomputed(Kernel):

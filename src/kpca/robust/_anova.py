@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import logging
 import warnings
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import device_namespace, from_host, to_host
+from .._array_api import device_namespace, from_host
 from .._base import N_COMPONENTS, extend_init
-from .._config import get_config
-from .._fit import FitSettings, MeanCentring, commit, decompose, exact_result, resolved_gamma
+from .._fit import (
+    FitSettings,
+    KernelStrategy,
+    MeanCentring,
+    alternate,
+    commit,
+    exact_result,
+    resolved_gamma,
+)
 from .._kernel_pca import KernelPCA
 from ..kernels import Anova
+from ..solvers import EigenResult
 from ._base import OwnAlgorithm
 
 logger = logging.getLogger("kpca")
@@ -66,55 +74,99 @@ def beta_update(a: np.ndarray, c: float | None = None) -> np.ndarray:
 
 def device_variable_terms(X: Any, V: np.ndarray, gamma: float, xp: Any,
                           budget: int) -> np.ndarray:
-    """``a_j = sum_l v_l^T K_j v_l`` for every variable ``j``, on the device of ``X``
-    (docs/math.md, "ANOVA KPCA"): ``K_j = exp(-gamma (x_j - y_j)^2)``.
+    """``a_j = sum_l v_l^T K_j v_l`` for every variable ``j``, on the device of ``X``:
+    :meth:`kpca.kernels.Anova.term_traces` of the ANOVA kernel with ``gamma``, within
+    ``budget`` bytes (namespace ``xp``)."""
+    return Anova(gamma=gamma).term_traces(X, V, xp=xp, budget_bytes=budget)
 
-    The device counterpart of the host loop of :meth:`AnovaKernelPCA._variable_terms`,
-    in float64 as there (``beta_tol`` is 1e-6 by default: float32 terms would move
-    ``beta`` by about that much). Tiles of (variables, rows, n) kernel terms are made
-    and multiplied by ``V`` on the device; the p sums stay there until the end, so
-    the only host traffic is ``V`` going in and the p terms coming back.
+
+@dataclass
+class AnovaWeights(KernelStrategy):
+    """ANOVA KPCA's kernel strategy: learn the per-variable weights ``beta`` of the
+    :class:`kpca.kernels.Anova` kernel (docs/math.md, "ANOVA KPCA").
+
+    Each :meth:`update` takes the eigenvectors ``V`` of ``K~_beta``, records the
+    objective (the sum of the positive eigenvalues) and ``beta``, and computes the
+    next weights, :func:`beta_update` of ``a_j = trace(V^T K~_j V)``
+    (:meth:`kpca.kernels.Anova.term_traces` of the centred ``V``); the fit is done
+    when they move by at most ``tol`` (``converged``) or after ``max_iter``
+    decompositions.
 
     Parameters
     ----------
-    X : array of shape (n, p), namespace ``xp``
-        The training rows on their device (any float dtype).
-    V : ndarray of shape (n, k)
-        The (centred) eigenvectors.
-    gamma : float
-    xp : namespace
-    budget : int
-        Bytes of device memory the fit may use: a tile of float64 terms takes at most
-        an eighth of it (with its exponential, a quarter: the device operator's tiles'
-        share) and at most the setting ``device_tile_bytes``.
-
-    Returns
-    -------
-    ndarray of shape (p,), float64
+    gamma : float, 'scale', 'median' or None
+        As AnovaKernelPCA's; resolved once, by :meth:`start`.
+    c : float or None
+        L1 bound of :func:`beta_update`.
+    tol : float
+        Largest Euclidean step of ``beta`` of a converged fit.
+    max_iter : int
+        Most decompositions.
     """
-    n, p = X.shape
-    Xt = xp.permute_dims(xp.astype(X, xp.float64), (1, 0))  # (p, n): a variable's values
-    Vd = from_host(np.asarray(V, dtype=np.float64), xp, X.device)
-    tile = max(1, min(get_config()["device_tile_bytes"], budget // 8) // 8)  # values
-    rows = max(1, min(n, tile // max(1, n)))
-    per = max(1, min(p, tile // max(1, rows * n)))  # variables of one tile
-    g = -float(gamma)
-    logger.info("anova kpca variable terms on device %s: %d variables, tiles of %d "
-                "variables x %d rows", X.device, p, per, rows)
-    parts = []
-    for j in range(0, p, per):
-        J = min(j + per, p)
-        acc = xp.zeros(J - j, dtype=xp.float64, device=X.device)
-        for s in range(0, n, rows):
-            e = min(s + rows, n)
-            # the host loop's arithmetic, in place where the namespace allows
-            T = Xt[j:J, s:e, None] - Xt[j:J, None, :]  # (variables, rows, n)
-            T *= T
-            T *= g
-            T = xp.exp(T)
-            acc = acc + xp.sum(Vd[None, s:e, :] * (T @ Vd), axis=(1, 2))
-        parts.append(acc)
-    return to_host(xp.concat(parts), np.float64)
+
+    gamma: Any = None
+    c: float | None = None
+    tol: float = 1e-6
+    max_iter: int = 100
+    #: the resolved gamma (:meth:`start`)
+    gamma_value: float | None = field(default=None, init=False)
+    #: the weights of the next kernel (None: equal weights)
+    beta: np.ndarray | None = field(default=None, init=False)
+    #: the objective and the weights of each decomposition
+    objective: list[float] = field(default_factory=list, init=False)
+    path: list[np.ndarray] = field(default_factory=list, init=False)
+    converged: bool = field(default=False, init=False)
+
+    def start(self, X, settings, rng):
+        # resolved once (a heuristic draws a subsample): every iteration then
+        # maximises the same objective, which never decreases
+        self.gamma_value = Anova(gamma=self.gamma).resolve(
+            X, random_state=None if settings.random_state is None else rng).gamma
+
+    def kernel(self, X, rng):
+        return Anova(gamma=self.gamma_value, beta=self.beta).resolve(X, random_state=rng)
+
+    def update(self, X, kernel, dec, settings):
+        beta = kernel.weights(X.shape[1])
+        values = dec.result.values
+        self.objective.append(float(np.sum(values[values > 0])))
+        self.path.append(beta)
+        a = self.terms(kernel, X, dec.result, settings.center, dec.plan.device_X,
+                       dec.plan.budget)
+        new = beta_update(a, self.c)
+        step = float(np.linalg.norm(new - beta))
+        logger.info("anova kpca iteration %d: objective %.6g, step %.3g",
+                    len(self.objective) - 1, self.objective[-1], step)
+        if step <= self.tol:
+            self.converged = True
+            return True
+        self.beta = new
+        return len(self.objective) >= self.max_iter
+
+    def fitted(self):
+        return dict(beta_=self.path[-1], objective_=np.asarray(self.objective),
+                    beta_path_=np.asarray(self.path), n_iter_=len(self.objective),
+                    converged_=self.converged)
+
+    @staticmethod
+    def terms(kernel: Anova, X: Any, result: EigenResult, center: bool, device_X: Any = None,
+              budget: int | None = None) -> np.ndarray:
+        """``a_j = trace(V^T K~_j V)`` for every variable, ``V`` the eigenvectors of
+        ``result`` with positive eigenvalues (``K~_j``: ``K_j`` centred where ``center``).
+
+        ``device_X``: the training rows as an Array API array (``X`` their host copy):
+        the terms are then evaluated on its device, within ``budget`` bytes.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), float64
+        """
+        keep = result.values > 0
+        V = np.asarray(result.vectors[:, keep], dtype=np.float64)
+        if center:  # trace(V^T H K_j H V) = trace((H V)^T K_j (H V))
+            V = V - V.mean(axis=0)
+        return kernel.term_traces(X if device_X is None else device_X, V,
+                                  budget_bytes=budget)
 
 
 @extend_init(KernelPCA, drop=("kernel", "degree", "coef0", "kernel_params"), n_components=2,
@@ -198,72 +250,27 @@ class AnovaKernelPCA(OwnAlgorithm):
 
     def _variable_terms(self, X, result, gamma: float, device_X: Any = None,
                         budget: int | None = None) -> np.ndarray:
-        """``a_j = trace(V^T K_j H V)`` for every variable (blocks of rows).
-
-        ``device_X``: the training rows as an Array API array (``X`` their host copy):
-        the terms are then evaluated on its device within ``budget`` bytes
-        (:func:`device_variable_terms`)."""
-        keep = result.values > 0
-        V = np.asarray(result.vectors[:, keep], dtype=np.float64)
-        if self.center:
-            V = V - V.mean(axis=0)
-        if device_X is not None:
-            return device_variable_terms(device_X, V, gamma, device_namespace(device_X),
-                                         budget)
-        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        n, p = X.shape
-        g = float(gamma)
-        rows = max(1, get_config()["anova_block_bytes"] // (8 * max(1, n)))
-        a = np.zeros(p)
-        T = np.empty((min(rows, n), n))
-        for j in range(p):
-            col = X[:, j]
-            for s in range(0, n, rows):
-                blk = T[: min(rows, n - s)]
-                np.subtract(col[s : s + rows, None], col[None, :], out=blk)
-                np.square(blk, out=blk)
-                blk *= -g
-                np.exp(blk, out=blk)
-                a[j] += float(np.sum(V[s : s + rows] * (blk @ V)))
-        return a
+        """``a_j = trace(V^T K~_j V)`` of a fitted ``result`` (:meth:`AnovaWeights.terms`
+        with this model's ``center``)."""
+        return AnovaWeights.terms(Anova(gamma=gamma), X, result, self.center, device_X,
+                                  budget)
 
     def _fit_algorithm(self, X) -> Any:
-        """Alternate KPCA of ``K~_beta`` and the ``beta`` step (on a device array's device
-        throughout, docs/scaling.md); one commit at the end."""
+        """Alternate KPCA of ``K~_beta`` and the ``beta`` step (:class:`AnovaWeights`; on
+        a device array's device throughout, docs/scaling.md); one commit at the end."""
         X, device, distributed, rng = self._fit_rows(X)
         settings, mean = FitSettings.of(self), MeanCentring()
-        objective, path = [], []
-        converged, beta = False, None
+        weights = AnovaWeights(gamma=self.gamma, c=None if self.c is None else float(self.c),
+                               tol=self.beta_tol, max_iter=self.beta_max_iter)
         with self._threads():
-            # gamma is resolved once (a heuristic draws a subsample): every iteration
-            # then maximises the same objective, which never decreases
-            gamma = Anova(gamma=self.gamma).resolve(
-                X, random_state=None if self.random_state is None else rng).gamma
-            for it in range(self.beta_max_iter):
-                kernel = Anova(gamma=gamma, beta=beta).resolve(X, random_state=rng)
-                dec = decompose(X, kernel, settings, mean, rng, distributed=distributed,
-                                device=device, primal=False)
-                beta = kernel._beta(X.shape[1])
-                values = dec.result.values
-                objective.append(float(np.sum(values[values > 0])))
-                path.append(beta)
-                a = self._variable_terms(X, dec.result, kernel.gamma, device, dec.plan.budget)
-                new = beta_update(a, None if self.c is None else float(self.c))
-                step = float(np.linalg.norm(new - beta))
-                logger.info("anova kpca iteration %d: objective %.6g, step %.3g",
-                            it, objective[-1], step)
-                if step <= self.beta_tol:
-                    converged = True
-                    break
-                beta = new
+            kernel, dec = alternate(X, weights, settings, mean, rng, distributed=distributed,
+                                    device=device, primal=False)
             gamma_used = resolved_gamma(kernel, X, self.gamma, rng)
-        if not converged:
+        if not weights.converged:
             warnings.warn(f"AnovaKernelPCA: beta did not converge in {self.beta_max_iter} "
                           "iterations; raise beta_max_iter or beta_tol.", ConvergenceWarning,
                           stacklevel=3)
         result = exact_result(X, kernel, gamma_used, dec, settings, mean, device_X=device)
-        result.attributes.update(beta_=path[-1], objective_=np.asarray(objective),
-                                 beta_path_=np.asarray(path), n_iter_=len(objective),
-                                 converged_=converged)
+        result.attributes.update(weights.fitted())
         Z = commit(self, result)
         return Z if device is None else from_host(Z, device_namespace(device), device.device)
