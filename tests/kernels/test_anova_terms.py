@@ -6,7 +6,8 @@
 explicit per-variable centred Gram matrices (entries from ``math.exp`` pair by pair, tiny
 n), bit for bit against the row-block loop AnovaKernelPCA ran before the method moved to
 the kernel (written out below with explicit NumPy loops), and on Array API devices
-against the host (both sum in float64: 1e-12).
+against the host (both sum in float64: 1e-12), on the namespaces of tests/_device.py
+(``KPCA_TEST_TORCH_DEVICE=cuda`` and ``KPCA_TEST_CUPY=1`` on a GPU machine).
 """
 
 from __future__ import annotations
