@@ -90,7 +90,7 @@ class AnovaWeights(KernelStrategy):
     next weights, :func:`beta_update` of ``a_j = trace(V^T K~_j V)``
     (:meth:`kpca.kernels.Anova.term_traces` of the centred ``V``); the fit is done
     when they move by at most ``tol`` (``converged``) or after ``max_iter``
-    decompositions.
+    decompositions. It keeps the state of one fit: a fit makes its own.
 
     Parameters
     ----------
