@@ -512,3 +512,29 @@ def test_device_solver_falls_back_to_dense_by_the_host_rule(name, data):
     i, j = np.argsort(dev.values), np.argsort(host.values)
     close(dev.values[i], host.values[j], np.float64)
     close(np.abs(dev.vectors[:, i].T @ host.vectors[:, j]), np.eye(3), np.float64, scale=1.0)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_device_auto_solver_is_the_host_rule_for_the_storage_precision(name):
+    """``eigsh_top(solver='auto')`` on a float32 device operator applies the host's rule
+    with float32's item size (the dense solve's and the passes' modelled costs depend on
+    it): at n=600, k=64 that is ARPACK's request (block Lanczos on a device), where the
+    float64 rule chooses the dense solver."""
+    from kpca.solvers import choose_solver, eigsh_top
+
+    n, k = 600, 64
+    assert choose_solver(n, k, itemsize=8) == "dense"  # the case is one where it matters
+    assert choose_solver(n, k, itemsize=4) == "arpack"
+    X = np.random.default_rng(1).normal(size=(n, 5))
+    Xd = asarray(name, X.astype(np.float32))
+    op = DeviceKernelOperator(make_kernel("rbf", gamma=0.2), Xd, device_namespace(Xd),
+                              dtype=np.float32, memory_limit=10**9)
+    r = op.row_means()
+    op.center_inplace(Centering(r, float(r.mean())))
+    # (no fallback: the solver chosen is the one that runs)
+    res = eigsh_top(op, k, solver="auto", fallback=False)
+    assert res.solver == "krylov" and res.converged
+    # the same pairs as the host's float64 dense solve, to float32 storage's accuracy
+    Kc = _centred_rbf(X, 0.2)
+    w = np.linalg.eigvalsh(Kc)[::-1][:k]
+    np.testing.assert_allclose(np.sort(res.values)[::-1], w, rtol=0, atol=1e-4 * w[0])

@@ -66,6 +66,27 @@ def test_a_reweighting_strategy_plans_no_primal_route_and_keeps_partial_tiles():
     assert plan.solver != "primal" and plan.partial_storage
 
 
+def test_the_plan_of_a_reweighting_fit_states_the_start_it_runs():
+    """A robust fit's solves are of operators it reweights itself, so no Nystrom start
+    rides on its construction pass: its ``fit_plan_`` says the solver draws the start
+    (and the operator the fit builds has no start block), where KernelPCA's says
+    Nystrom and builds one."""
+    X = _rows(3000, 10)
+    settings = FitSettings(n_components=5, eigen_solver="krylov")
+    mean = make_plan(X, RBF(gamma=0.05), settings)
+    robust = make_plan(X, RBF(gamma=0.05), settings, reweights=True)
+    assert mean.start == "nystrom" and robust.start is None
+    assert "drawn by the solver" in str(robust)
+    rng = np.random.RandomState(0)
+    assert build_operator(X, mean, settings, rng).initial_block() is not None
+    assert build_operator(X, robust, settings, rng).initial_block() is None
+    for est in (SphericalKernelPCA, WeightedKernelPCA):
+        fitted = est(n_components=5, kernel="rbf", gamma=0.05, eigen_solver="krylov").fit(X)
+        assert fitted.fit_plan_.start is None
+    assert KernelPCA(n_components=5, kernel="rbf", gamma=0.05,
+                     eigen_solver="krylov").fit(X).fit_plan_.start == "nystrom"
+
+
 def test_shape_plan_is_the_fits_plan_without_the_data():
     """From the shape and dtype alone: the plan make_plan gives the rows themselves (up
     to 4,096 float64 rows nothing is provisional), for the mean and a reweighting."""

@@ -541,10 +541,12 @@ def _derive(p: FitPlan) -> dict[str, Any]:
     def krylov_start(stored: bool, probe: bool = True) -> None:
         """Block, basis and start as ``KernelPCA._kernel_operator`` builds them: the
         Nystrom (or random) start rides on the construction pass when it helps (an
-        operator with a construction pass: ``probe``)."""
+        operator with a construction pass: ``probe``), except in a reweighting fit
+        (``partial_storage``), whose solves are of operators of its own: their solver
+        draws its start."""
         out["cheap_pass"] = stored
         b = solvers.krylov_block_size(k, cheap_pass=stored, n=n)
-        if (probe and p.solver == "krylov" and p.fraction is None
+        if (probe and not p.partial_storage and p.solver == "krylov" and p.fraction is None
                 and solvers.krylov_basis_size(k, b) < n // 2):
             out["start"] = "nystrom" if vectors else "random"
             if vectors:

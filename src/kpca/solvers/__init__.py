@@ -107,9 +107,9 @@ def eigsh_top(
     """
     if fallback is None:
         fallback = solver == "auto"
-    if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
-        return _device_eigsh_top(op, k, solver, fallback, options)
     itemsize = np.dtype(op.dtype).itemsize
+    if getattr(op, "device", False):  # Array API arrays: the block algebra on the device
+        return _device_eigsh_top(op, k, solver, fallback, itemsize, options)
     if solver == "auto":
         solver = choose_solver(op.n, k, itemsize=itemsize)
     try:
@@ -137,19 +137,19 @@ def eigsh_top(
     return _check_count(dense_eigsh(op, k), k, op.n)
 
 
-def _device_eigsh_top(op, k: int, solver: str, fallback: bool, options: dict) -> EigenResult:
+def _device_eigsh_top(op, k: int, solver: str, fallback: bool, itemsize: int,
+                      options: dict) -> EigenResult:
     """:func:`eigsh_top` on a device operator: dense ``eigh`` or block Lanczos there
     (ARPACK's and the randomized solver's requests run block Lanczos), with the host's
     stopping rules, the fallback to the dense solver included (where ``K`` is stored on
     the device)."""
     from ._device import device_eigsh
 
-    if solver == "auto":
-        solver = choose_solver(op.n, k)
+    if solver == "auto":  # the host's rule, for the storage precision (as the host's)
+        solver = choose_solver(op.n, k, itemsize=itemsize)
     fallback = fallback and solver != "dense" and op.stored
     if fallback and options.get("max_iter") is None:
-        options["max_iter"] = _fallback_budget(op, k, "krylov",
-                                               np.dtype(op.dtype).itemsize, options)
+        options["max_iter"] = _fallback_budget(op, k, "krylov", itemsize, options)
     result = device_eigsh(op, k, solver=solver, **options)
     if fallback and not result.converged:
         logger.info("device krylov stopped after %d operator columns (residuals up to "
