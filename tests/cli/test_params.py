@@ -31,6 +31,10 @@ def test_parse_n_components(text, value):
     (cli.parse_kernel_params, "[1, 2]", "name=value"),
     (cli.parse_kernel_params, " , ", "empty kernel parameters"),
     (cli.parse_choice("a", "b"), "c", "choose from a, b"),
+    (cli.parse_word_or("auto", cli.parse_positive_int, "an integer >= 1 or 'auto'"), "0",
+     "expected an integer >= 1 or 'auto'; got '0'"),
+    (cli.parse_word_or("gcv", cli.parse_nonnegative, "'gcv' or a number >= 0"), "nan",
+     "expected 'gcv' or a number >= 0; got 'nan'"),
 ])
 def test_parsers_say_what_is_valid(parse, text, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -50,6 +54,10 @@ def test_parse_values():
         cli.split_list(" , ", int, "--x")
     with pytest.raises(ValueError, match="--x: expected an integer; got 'a'"):
         cli.split_list("1,a", cli.parse_int, "--x")
+    select_k = cli.parse_word_or("auto", cli.parse_positive_int, "an integer >= 1 or 'auto'")
+    assert [select_k(t) for t in ("AUTO", " auto ", "3")] == ["auto", "auto", 3]
+    select_alpha = cli.parse_word_or("gcv", cli.parse_nonnegative, "'gcv' or a number >= 0")
+    assert [select_alpha(t) for t in ("Gcv", "0", "1e-3")] == ["gcv", 0.0, 1e-3]
     assert cli.parse_components("2,1", 3) == (1, 0)
     with pytest.raises(ValueError, match="the model has 3 components"):
         cli.parse_components("1,4", 3)

@@ -39,6 +39,7 @@ from ._params import (
     parse_number,
     parse_positive_int,
     parse_value,
+    parse_word_or,
     split_list,
 )
 from ._progress import ProgressBars, console_logging
@@ -73,5 +74,6 @@ __all__ = [
     "parse_number",
     "parse_positive_int",
     "parse_value",
+    "parse_word_or",
     "split_list",
 ]

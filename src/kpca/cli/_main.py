@@ -18,7 +18,6 @@ import difflib
 import functools
 import json
 import logging
-import math
 import os
 import re
 import signal
@@ -42,6 +41,9 @@ from ._params import (
     parse_choice,
     parse_components,
     parse_int,
+    parse_nonnegative,
+    parse_positive_int,
+    parse_word_or,
     split_list,
 )
 from ._progress import console_logging
@@ -261,12 +263,14 @@ def build_parser() -> argparse.ArgumentParser:
                                 ("--preimages", "ridge", "pre-image methods (without labels)")]:
         p.add_argument(flag, default=default, metavar="LIST", help=f"comma-separated {what} "
                        f"(default: {default})")
-    p.add_argument("-k", "--n-components", type=_t(_select_components), default=2, metavar="K",
+    select_k = parse_word_or("auto", parse_positive_int, "an integer >= 1 or 'auto'")
+    p.add_argument("-k", "--n-components", type=_t(select_k), default=2, metavar="K",
                    help="components (default: 2), or 'auto': each candidate's number by "
                         "parallel analysis (the components above a null of column-permuted "
                         "data; docs/math.md)")
     p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
-    p.add_argument("--alpha", type=_t(_select_alpha), default="gcv", metavar="ALPHA",
+    select_alpha = parse_word_or("gcv", parse_nonnegative, "'gcv' or a number >= 0")
+    p.add_argument("--alpha", type=_t(select_alpha), default="gcv", metavar="ALPHA",
                    help="without labels: the learned pre-image's ridge penalty, 'gcv' "
                         "(default: chosen by generalized cross-validation on each training "
                         "fold; docs/math.md) or a number >= 0")
@@ -524,32 +528,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     plt.close(fig)
     print(f"wrote {path}")
     return EXIT_OK
-
-
-def _select_components(text: str) -> int | str:
-    """``kpca select -k``: an integer >= 1 or 'auto'."""
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"expected an integer >= 1 or 'auto'; got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"the number of components must be >= 1; got {value}")
-    return value
-
-
-def _select_alpha(text: str) -> float | str:
-    """``kpca select --alpha``: 'gcv' or a number >= 0."""
-    if text.strip().lower() == "gcv":
-        return "gcv"
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"expected 'gcv' or a number >= 0; got {text!r}") from None
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"the penalty must be a finite number >= 0; got {text!r}")
-    return value
 
 
 def _classifiers() -> list[str]:

@@ -305,6 +305,34 @@ def parse_choice(*words: str) -> Callable[[str], str]:
     return parse
 
 
+def parse_word_or(word: str, parse: Callable[[str], Any], valid: str) -> Callable[[str], Any]:
+    """A parser that accepts ``word`` (in any case) or what ``parse`` accepts.
+
+    Parameters
+    ----------
+    word : str
+        The word, in lower case (returned as such).
+    parse : callable
+        The parser of the other values (a ``parse_*`` function).
+    valid : str
+        What is valid, for the error, e.g. ``"an integer >= 1 or 'auto'"``.
+
+    Examples
+    --------
+    >>> parse_word_or("gcv", parse_nonnegative, "'gcv' or a number >= 0")("GCV")
+    'gcv'
+    """
+    def parse_either(text: str) -> Any:
+        if text.strip().lower() == word:
+            return word
+        try:
+            return parse(text)
+        except ValueError:
+            # one message for both forms, not just the number's
+            raise ValueError(f"expected {valid}; got {text!r}") from None
+    return parse_either
+
+
 def parameter_flag(name: str) -> ParameterFlag:
     """The flag of estimator parameter ``name`` (``--name-with-dashes`` if not listed)."""
     return PARAMETER_FLAGS.get(name) or ParameterFlag((f"--{name.replace('_', '-')}",), name,
