@@ -45,14 +45,10 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     precision : {'auto', 'float32', 'float64'}, default='auto'
         Dtype of the feature blocks. ``'auto'``: float32 for float32 data and for
         more than 4096 rows, float64 otherwise (float32 rounding of the features is far
-        below their Monte-Carlo error).
-        float32 blocks halve the time of the covariance update; the statistics are
-        still accumulated in float64 about a shift (see :mod:`._feature_pca`), so
-        eigenvalues stay within ~1e-6 relative of float64 ones; outputs keep the
-        input's dtype.
+        below their Monte-Carlo error). Their cost and accuracy: as
+        :class:`NystromKernelPCA`.
     n_jobs : int or None, default=None
-        Threads streaming the row blocks of ``fit`` and ``transform`` (``None`` or
-        -1: all cores), each with single-threaded BLAS.
+        As :class:`NystromKernelPCA`.
     random_state : int, RandomState instance or None, default=None
     contamination : 'auto' or float in (0, 0.5], default='auto'
         Threshold of the outlier detector (``predict``), as :class:`NystromKernelPCA`.
