@@ -18,21 +18,9 @@ PathLike = str | os.PathLike
 
 
 def check_writable(path: PathLike) -> Path:
-    """Fail early if ``path`` cannot be created as a file.
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    Path
-
-    Raises
-    ------
-    ValueError
-        ``path`` is a directory, or its directory does not exist.
-    """
+    """``path`` as a :class:`~pathlib.Path`, if it can be created as a file; a
+    ``ValueError`` (before any computation) if it is a directory or its directory
+    does not exist. :func:`kpca.io.check_output_path` adds the table formats."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path}: is a directory.")
