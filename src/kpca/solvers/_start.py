@@ -291,15 +291,10 @@ def device_nystrom_start(kernel: Kernel, X: Any, xp: Any, b: int, *, center: boo
 
     Parameters
     ----------
-    kernel : Kernel
-        A resolved kernel whose :meth:`~kpca.kernels.Kernel.block` takes ``xp``.
-    X : array of shape (n, d), namespace ``xp``
-    xp : namespace
-    b : int
-    center : bool, default=True
-    n_landmarks : int, default=None
-        Default: the setting ``start_landmarks``.
-    random_state : int, RandomState instance or None
+    kernel, X, xp
+        As :class:`kpca.operators.DeviceKernelOperator`.
+    b, center, n_landmarks, random_state
+        As :func:`nystrom_start`.
 
     Returns
     -------
