@@ -1,7 +1,9 @@
 """KernelPCA's Parameters section documents exactly its signature, in its order, and the
 estimators derived from KernelPCA document every parameter of theirs (their own
-entries, or the list "As in :class:`kpca.KernelPCA`")."""
+entries, or the list "As in :class:`kpca.KernelPCA`"); their Examples print what they
+say."""
 
+import doctest
 import inspect
 
 import pytest
@@ -46,3 +48,18 @@ DERIVED = [kpca.SphericalKernelPCA, kpca.WeightedKernelPCA, kpca.KernelROBPCA,
 @pytest.mark.parametrize("cls", DERIVED, ids=lambda c: c.__name__)
 def test_derived_estimators_document_every_parameter(cls):
     assert set(documented(cls)) == set(signature(cls))
+
+
+#: the estimators whose docstring has an Examples section (AnovaKernelPCA's has none)
+WITH_EXAMPLES = [KernelPCA, kpca.SphericalKernelPCA, kpca.WeightedKernelPCA, kpca.KernelROBPCA,
+                 kpca.IncrementalKernelPCA]
+
+
+@pytest.mark.parametrize("cls", WITH_EXAMPLES, ids=lambda c: c.__name__)
+def test_examples_print_what_they_say(cls):
+    (test,) = doctest.DocTestFinder(recurse=False).find(cls, cls.__name__, globs={})
+    assert len(test.examples) >= 3
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = runner.run(test, out=report.append)
+    assert result.failed == 0, "".join(report)

@@ -551,8 +551,10 @@ class KernelROBPCA(OwnAlgorithm):
     >>> from sklearn.datasets import make_blobs
     >>> from kpca import KernelROBPCA
     >>> X, _ = make_blobs(200, n_features=4, centers=1, random_state=0)
-    >>> KernelROBPCA(n_components=2, kernel="rbf", gamma=0.1).fit_transform(X).shape
-    (200, 2)
+    >>> X[:5] += 8  # five outliers
+    >>> model = KernelROBPCA(n_components=2, kernel="rbf", gamma=0.1).fit(X)
+    >>> model.predict(X[:7])  # -1: beyond ROBPCA's cut-offs
+    array([-1, -1, -1, -1, -1,  1,  1])
     """
 
     if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())

@@ -116,8 +116,10 @@ class SphericalKernelPCA(RobustKernelPCA):
     >>> from sklearn.datasets import make_circles
     >>> from kpca import SphericalKernelPCA
     >>> X, _ = make_circles(100, factor=0.3, noise=0.05, random_state=0)
-    >>> SphericalKernelPCA(n_components=2, kernel="rbf", gamma=5).fit_transform(X).shape
-    (100, 2)
+    >>> model = SphericalKernelPCA(n_components=2, kernel="rbf", gamma=5)
+    >>> Z = model.fit_transform(X)  # projections of unit vectors (spatial signs)
+    >>> Z.shape, bool((Z ** 2).sum(axis=1).max() <= 1)
+    ((100, 2), True)
     """
 
     if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())

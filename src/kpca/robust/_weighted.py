@@ -229,16 +229,16 @@ class WeightedKernelPCA(RobustKernelPCA):
 
     Parameters
     ----------
-    n_components, kernel, gamma, degree, coef0, kernel_params, alpha,
-    fit_inverse_transform, eigen_solver, tol, max_iter, iterated_power,
-    remove_zero_eig, random_state, copy_X, n_jobs, center, memory_limit, precision,
-    contamination
+    n_components : int, float in (0, 1) or None, default=None
+        As in :class:`kpca.KernelPCA`. The weights use the components being fitted;
+        with ``None`` every component is used, which makes the weights nearly
+        uniform: give an integer.
+    kernel, gamma, degree, coef0, kernel_params, alpha, fit_inverse_transform,
+    eigen_solver, tol, max_iter, iterated_power, remove_zero_eig, random_state,
+    copy_X, n_jobs, center, memory_limit, precision, contamination
         As in :class:`kpca.KernelPCA` (the solvers, the tiled/matrix-free
         operator under ``memory_limit`` and the learned pre-image are shared).
         ``center=False`` uses ``theta = 0`` (only the covariance is weighted).
-        The weights use the components being fitted (``n_components``); with
-        ``n_components=None`` every component is used, which makes the weights
-        nearly uniform: give an integer.
     b1, b2 : float, default=2, 1.25
         Campbell's constants.
     distance : {'full', 'score'}, default='full'
@@ -280,11 +280,13 @@ class WeightedKernelPCA(RobustKernelPCA):
 
     Examples
     --------
-    >>> from sklearn.datasets import make_circles
+    >>> import numpy as np
     >>> from kpca import WeightedKernelPCA
-    >>> X, _ = make_circles(100, factor=0.3, noise=0.05, random_state=0)
-    >>> WeightedKernelPCA(n_components=2, kernel="rbf", gamma=5).fit_transform(X).shape
-    (100, 2)
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> X[:5] += 8  # five outliers
+    >>> model = WeightedKernelPCA(n_components=2, kernel="rbf", gamma=0.1).fit(X)
+    >>> model.weights_[:7].round(2)  # the outliers are down-weighted
+    array([0.63, 0.63, 0.62, 0.63, 0.62, 1.  , 1.  ])
     """
 
     if TYPE_CHECKING:  # the signature extend_init generates at run time (see help())
