@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
-
-logger = logging.getLogger("kpca")
 
 
 @dataclass(frozen=True)
