@@ -53,7 +53,8 @@ from .subspace import FittedSubspace
 
 #: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
 INVERSE_METHODS = ("ridge", "fixed_point", "mds")
-DENOISE_METHODS = ("auto", *INVERSE_METHODS)
+#: the ``method`` of inverse_transform and denoise
+PREIMAGE_METHODS = ("auto", *INVERSE_METHODS)
 
 #: ``n_components`` as every estimator takes it
 N_COMPONENTS = [
@@ -424,9 +425,17 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             f"{owner}(fit_inverse_transform=True) for the learned ('ridge') pre-image."
         )
 
-    def _check_method(self, method: str, allowed: tuple[str, ...]) -> str:
-        if method not in allowed:
-            raise ValueError(f"method must be one of {list(allowed)}; got {method!r}.")
+    def _check_preimage_call(self, X: Any, method: str, n_neighbors: Any, max_iter: Any,
+                             tol: Any) -> tuple[str, Any]:
+        """What :meth:`inverse_transform` and :meth:`denoise` check first (a fitted
+        model of input vectors, valid options, a method its kernel supports), and what
+        they resolve: the method ('auto': by the kernel) and the Array API namespace of
+        ``X`` (None: NumPy and sparse input)."""
+        check_is_fitted(self)
+        _check_options(n_neighbors, max_iter, tol)
+        self._check_vector_input()
+        if method not in PREIMAGE_METHODS:
+            raise ValueError(f"method must be one of {list(PREIMAGE_METHODS)}; got {method!r}.")
         if method == "auto":
             method = self._auto_method()
         if method == "ridge" and not getattr(self, "fit_inverse_transform", False):
@@ -444,7 +453,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             check_fixed_point_kernel(self.kernel_)
         elif method == "mds":
             check_mds_kernel(self.kernel_)
-        return method
+        return method, device_namespace(X)
 
     def inverse_transform(self, X, *, method: str | None = None, n_neighbors: int = 10,
                           max_iter: int = 100, tol: float = 1e-4, return_info: bool = False):
@@ -476,12 +485,8 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         info : PreimageInfo
             Only with ``return_info=True``.
         """
-        check_is_fitted(self)
-        method = self._default_inverse if method is None else method
-        _check_options(n_neighbors, max_iter, tol)
-        self._check_vector_input()
-        method = self._check_method(method, ("auto", *INVERSE_METHODS))
-        xp = device_namespace(X)
+        method, xp = self._check_preimage_call(
+            X, self._default_inverse if method is None else method, n_neighbors, max_iter, tol)
         if xp is not None and method == "ridge":
             return self._ridge_device(X, xp, return_info)
         Y = X if xp is not None else np.asarray(X, dtype=np.float64)
@@ -535,8 +540,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         info : PreimageInfo
             Only with ``return_info=True``.
         """
-        check_is_fitted(self)
-        _check_options(n_neighbors, max_iter, tol)
+        method, xp = self._check_preimage_call(X, method, n_neighbors, max_iter, tol)
         k = self.n_components_
         q = k if n_components is None else n_components
         if not (isinstance(q, Integral) and not isinstance(q, bool) and 1 <= q <= k):
@@ -545,9 +549,6 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 f"of components); got {n_components!r}."
             )
         q = int(q)
-        self._check_vector_input()
-        method = self._check_method(method, DENOISE_METHODS)
-        xp = device_namespace(X)
         if xp is not None:
             return self._denoise_device(X, xp, q, method, n_neighbors, max_iter, tol,
                                         return_info)
