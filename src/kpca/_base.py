@@ -51,9 +51,9 @@ from .preimage import (
 )
 from .subspace import FittedSubspace
 
-#: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
+#: the pre-image methods
 INVERSE_METHODS = ("ridge", "fixed_point", "mds")
-#: the ``method`` of inverse_transform and denoise
+#: values of ``method`` accepted by ``inverse_transform`` / ``denoise``
 PREIMAGE_METHODS = ("auto", *INVERSE_METHODS)
 
 #: ``n_components`` as every estimator takes it
