@@ -86,6 +86,16 @@ def test_select_without_the_extension():
         assert _native.select(None, "tile product", "avx2").variant is None
 
 
+def test_optional_is_the_extension_or_none():
+    """An extension that was not built (or does not exist) is None, not an error; a
+    built one is the module itself (the one the operators and kernels bind)."""
+    import kpca.operators._tiled as tiled
+
+    assert _native.optional("kpca.operators._no_such_extension") is None
+    if tiled._tileprod_ext is not None:
+        assert _native.optional("kpca.operators._tileprod") is tiled._tileprod_ext
+
+
 def _run(value: str | None, code: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "KPCA_NATIVE"}
     if value is not None:

@@ -25,6 +25,7 @@ kpca uses NumPy for the same work.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import types
 import warnings
@@ -81,6 +82,16 @@ class Native:
     reason: str
     available: tuple[str, ...]
     functions: types.SimpleNamespace | None
+
+
+def optional(name: str) -> types.ModuleType | None:
+    """The optional compiled extension ``name`` (a dotted module name), or None where
+    it could not be built (setup.py builds it where there is a C compiler): NumPy
+    then does the same work."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def bind(ext: Any, variant: str) -> types.SimpleNamespace:

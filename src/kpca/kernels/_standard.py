@@ -18,10 +18,8 @@ from .._config import get_config
 from ._base import Kernel, _float_dtype, dot_block, on_host, sq_euclidean_block
 from ._gamma import check_gamma, resolve_gamma
 
-try:  # the optional compiled RBF block (setup.py): absent where it could not be built
-    from . import _rbfexp as _rbfexp_ext
-except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
-    _rbfexp_ext = None
+#: the optional compiled RBF block (or None)
+_rbfexp_ext = _native.optional(f"{__package__}._rbfexp")
 
 logger = logging.getLogger("kpca")
 

@@ -35,10 +35,8 @@ from ._base import KernelOperator
 from ._centering import Centering
 from ._gram import n_threads
 
-try:  # the optional compiled kernel (setup.py): absent where it could not be built
-    from . import _tileprod as _tileprod_ext
-except ImportError:  # pragma: no cover - exercised by the fallback tests' patch
-    _tileprod_ext = None
+#: the optional compiled one-sweep product (or None)
+_tileprod_ext = _native.optional(f"{__package__}._tileprod")
 
 logger = logging.getLogger("kpca")
 
