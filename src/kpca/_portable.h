@@ -177,16 +177,44 @@ pf4_within(pf4 x, float lo, float hi)
 #endif
 }
 
-/* whether every lane of the four masks (pf4_within) is all ones */
+/* all ones in the lanes where x >= lo (not where x is NaN), zeros elsewhere */
+static inline pf4
+pf4_at_least(pf4 x, float lo)
+{
+#if PV_GNU
+    return (pf4)(x >= pf4_set1(lo));
+#else
+    pf4 r;
+    for (int l = 0; l < 4; ++l) {
+        uint32_t bits = x.v[l] >= lo ? 0xFFFFFFFFu : 0u;
+        memcpy(&r.v[l], &bits, sizeof bits);
+    }
+    return r;
+#endif
+}
+
+/* whether every lane of the four masks (pf4_within) is all ones: the masks ANDed and
+   one test of their sign bits where the baseline SIMD set has it (SSE2's movmskps;
+   AArch64's vminvq), else of their bits through memory (GCC 12 spilled four vectors
+   and loaded eight words: more than the exponent's addition saved on one vector) */
 static inline int
 pf4_all_set(pf4 a, pf4 b, pf4 c, pf4 d)
 {
+#if PV_GNU && defined(__SSE2__)
+    __m128 x = _mm_and_ps(_mm_and_ps((__m128)a, (__m128)b), _mm_and_ps((__m128)c, (__m128)d));
+    return _mm_movemask_ps(x) == 0xF;
+#elif PV_GNU && defined(__ARM_NEON) && defined(__aarch64__)
+    uint32x4_t x = vandq_u32(vandq_u32((uint32x4_t)a, (uint32x4_t)b),
+                             vandq_u32((uint32x4_t)c, (uint32x4_t)d));
+    return vminvq_u32(x) == 0xFFFFFFFFu;
+#else
     uint64_t w[8];
     memcpy(w, &a, 16);
     memcpy(w + 2, &b, 16);
     memcpy(w + 4, &c, 16);
     memcpy(w + 6, &d, 16);
     return (w[0] & w[1] & w[2] & w[3] & w[4] & w[5] & w[6] & w[7]) == ~(uint64_t)0;
+#endif
 }
 
 /* p 2^n for t as in pf4_scale, where p 2^n is a normal number: n added to p's
@@ -195,8 +223,9 @@ static inline pf4
 pf4_add_exponent(pf4 p, pf4 t)
 {
 #if PV_GNU
-    pu4 k = ((pu4)t - 0x4B400000u) << 23; /* unsigned: wraps, never undefined */
-    return (pf4)((pu4)p + k);
+    /* n << 23 is t's bits << 23: the magic's low 9 bits are 0 (unsigned: wraps, never
+       undefined) */
+    return (pf4)((pu4)p + ((pu4)t << 23));
 #else
     for (int l = 0; l < 4; ++l) {
         uint32_t bits, pb;

@@ -104,6 +104,31 @@ def test_exp_over_the_float32_range(variant):
     assert np.all(clamped[[2, 3, 4, 6, 7]] == 1) and clamped[5] == 0
 
 
+@every_variant
+@pytest.mark.parametrize("clamp", [False, True])
+def test_exp_fast_and_careful_scaling_agree(variant, clamp):
+    """The avx2 and portable exponentials apply 2^n by adding n to the exponent bits
+    where every value of a register tile has a normal result, and as two exact powers
+    of two where one does not (gradual underflow, overflow, NaN): the same values,
+    bit for bit, whichever way each tile went (a value out of range in every group of
+    8 sends every tile the careful way)."""
+    rng = np.random.default_rng(7)
+    hi = 0.0 if clamp else 88.0
+    x = rng.uniform(-86.0, hi, 4096).astype(np.float32)
+    x[:8] = [-86.0, hi, -85.99, 0.0, -1e-30, 1e-30, 87.9 if not clamp else -0.0, -43.0]
+    one = np.ones((1, 1), np.float32)
+    fast = _block(variant, one, x[:, None], clamp)[0]
+    y = x.copy()
+    y[::8] = -100.0  # a subnormal result: not the fast way
+    careful = _block(variant, one, y[:, None], clamp)[0]
+    keep = np.arange(x.size) % 8 != 0
+    np.testing.assert_array_equal(fast[keep], careful[keep])
+    assert np.all(careful[~keep] > 0) and np.all(careful[~keep] < np.finfo(np.float32).tiny)
+    x64 = x.astype(np.float64)
+    ref = np.exp(np.minimum(x64, 0) if clamp else x64)
+    np.testing.assert_array_less(np.abs(fast - ref) / ref, EPS)
+
+
 def _blas_block(A, B, clamp=False):
     out = np.full((A.shape[0], B.shape[0]), np.nan, np.float32)
     _native.bind(standard._rbfexp_ext, "portable").block(A, B, clamp, out, _native.sgemm())

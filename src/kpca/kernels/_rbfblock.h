@@ -39,6 +39,23 @@ pack(const float *B, Py_ssize_t c, Py_ssize_t p, float *P)
 #define P4 1.6666665459e-1f
 #define P5 5.0000001201e-1f
 
+#if KPCA_X86
+/* exp(x) = 2^n p: p = exp(x - n ln 2) by the polynomial above, for the x86 variants'
+   registers of type T (prefix: _mm256, _mm512), declaring p (and r) from x and the
+   rounded n; one text for avx2 and avx512 */
+#define EXP_POLY_X86(T, prefix, x, n)                                                   \
+    T r = prefix##_fnmadd_ps(n, prefix##_set1_ps(LN2_HI), x);                           \
+    r = prefix##_fnmadd_ps(n, prefix##_set1_ps(LN2_LO), r);                             \
+    T p = prefix##_set1_ps(P0);                                                         \
+    p = prefix##_fmadd_ps(p, r, prefix##_set1_ps(P1));                                  \
+    p = prefix##_fmadd_ps(p, r, prefix##_set1_ps(P2));                                  \
+    p = prefix##_fmadd_ps(p, r, prefix##_set1_ps(P3));                                  \
+    p = prefix##_fmadd_ps(p, r, prefix##_set1_ps(P4));                                  \
+    p = prefix##_fmadd_ps(p, r, prefix##_set1_ps(P5));                                  \
+    p = prefix##_fmadd_ps(p, prefix##_mul_ps(r, r), r);                                 \
+    p = prefix##_add_ps(p, prefix##_set1_ps(1.0f))
+#endif
+
 /* --- portable: 16-byte vectors (_portable.h), 4 values each, 4 a panel. n is
    rounded by adding and subtracting 1.5 * 2^23 (the integer is then in the sum's low
    mantissa bits: no float-to-int conversion, which is undefined for NaN in C), and
@@ -82,11 +99,42 @@ exp4(pf4 x, int clamp)
     return pf4_scale(p, t);
 }
 
-/* stores exp of the 8 exponents (e0, e1) at row[0..w) (w <= 8) */
+/* exp4 where every lane's result is a normal number: 2^n applied by adding n to the
+   exponent bits of p (one integer addition, not pf4_scale's two products and five
+   integer operations: 1.1 against 1.4 ns a value on this project's AVX2 machine), the
+   same bits as exp4 there (both scalings are exact). *fine gets all ones in the lanes
+   where that holds: x, bounded, within [EXP_FAST_LOW, EXP_FAST_HIGH] (n in [-124,
+   127], p in [0.7, 1.42]); a NaN fails the comparisons. */
+#define EXP_FAST_LOW -86.0f
+#define EXP_FAST_HIGH 88.0f
+
+static inline pf4
+exp4_fast(pf4 x, int clamp, pf4 *fine)
+{
+    /* exp4_range's bounds are no-ops where the lanes are fine: only the clamp at 0 is
+       applied (then x <= 0, and the lower bound alone is tested) */
+    if (clamp) {
+        x = pf4_min_nan(x, 0.0f);
+        *fine = pf4_at_least(x, EXP_FAST_LOW);
+    }
+    else
+        *fine = pf4_within(x, EXP_FAST_LOW, EXP_FAST_HIGH);
+    pf4 t;
+    pf4 p = exp4_poly(x, &t);
+    return pf4_add_exponent(p, t);
+}
+
+/* stores exp of the 8 exponents (e0, e1) at row[0..w) (w <= 8): by exp4_fast, or exp4
+   where a value is out of its range */
 static inline void
 store_exp8(float *row, Py_ssize_t w, pf4 e0, pf4 e1, int clamp)
 {
-    pf4 v0 = exp4(e0, clamp), v1 = exp4(e1, clamp);
+    pf4 f0, f1;
+    pf4 v0 = exp4_fast(e0, clamp, &f0), v1 = exp4_fast(e1, clamp, &f1);
+    if (!pf4_all_set(f0, f1, f0, f1)) { /* a value out of exp4_fast's range */
+        v0 = exp4(e0, clamp);
+        v1 = exp4(e1, clamp);
+    }
     if (w == 8) {
         pf4_store(row, v0);
         pf4_store(row + 4, v1);
@@ -150,25 +198,6 @@ block_portable_1(const float *A, Py_ssize_t p, const float *P, float *out, Py_ss
         a1 = pf4_fmadd(s, pf4_load(panel + k * 16 + 4), a1);
     }
     store_exp8(out + i * c + j, c - j < 8 ? c - j : 8, a0, a1, clamp);
-}
-
-/* exp4 where every lane's result is a normal number: 2^n applied by adding n to the
-   exponent bits of p (one integer addition, not pf4_scale's two products and five
-   integer operations: 1.1 against 1.4 ns a value on this project's AVX2 machine), the
-   same bits as exp4 there (both scalings are exact). *fine gets all ones in the lanes
-   where that holds: x, bounded, within [EXP_FAST_LOW, EXP_FAST_HIGH] (n in [-124,
-   127], p in [0.7, 1.42]); a NaN fails both comparisons. */
-#define EXP_FAST_LOW -86.0f
-#define EXP_FAST_HIGH 88.0f
-
-static inline pf4
-exp4_fast(pf4 x, int clamp, pf4 *fine)
-{
-    x = exp4_range(x, clamp);
-    *fine = pf4_within(x, EXP_FAST_LOW, EXP_FAST_HIGH);
-    pf4 t;
-    pf4 p = exp4_poly(x, &t);
-    return pf4_add_exponent(p, t);
 }
 
 /* exp of the block out (m x c, rows ld apart) in place, 16 values a step: four
@@ -255,29 +284,35 @@ rbf_block_portable(const float *A, Py_ssize_t m, Py_ssize_t p, const float *P, P
 #if KPCA_X86
 /* --- avx2: a panel is two 256-bit registers; 4 rows x 1 panel of accumulators (8
    of the 16 registers) */
+/* x clamped to the exponential's range, as exp4_range */
 TARGET_AVX2 static inline __m256
-exp8(__m256 x, int clamp)
+exp8_range(__m256 x, int clamp)
 {
     if (clamp) /* then x <= 0 (or NaN): the upper bound holds */
         x = _mm256_min_ps(_mm256_setzero_ps(), x); /* NaN: the second operand */
     else
         x = _mm256_min_ps(_mm256_set1_ps(EXP_HIGH), x);
-    x = _mm256_max_ps(_mm256_set1_ps(EXP_LOW), x);
-    /* n rounded as in exp4 (in t's low mantissa bits, read as an integer below): one
-       FMA and one subtraction, where a product, vroundps (two operations on Intel) and
-       vcvtps2dq took four; the same n */
-    __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(LOG2E), _mm256_set1_ps(ROUND_MAGIC));
-    __m256 n = _mm256_sub_ps(t, _mm256_set1_ps(ROUND_MAGIC));
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    __m256 p = _mm256_set1_ps(P0);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(P5));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    return _mm256_max_ps(_mm256_set1_ps(EXP_LOW), x);
+}
+
+/* exp(x) = 2^n p for x in range (exp8_range): returns p, and t holding n in its low
+   bits. n rounded as in exp4 (in t's low mantissa bits, read as an integer by the
+   callers): one FMA and one subtraction, where a product, vroundps (two operations on
+   Intel) and vcvtps2dq took four; the same n */
+TARGET_AVX2 static inline __m256
+exp8_poly(__m256 x, __m256 *t)
+{
+    *t = _mm256_fmadd_ps(x, _mm256_set1_ps(LOG2E), _mm256_set1_ps(ROUND_MAGIC));
+    __m256 n = _mm256_sub_ps(*t, _mm256_set1_ps(ROUND_MAGIC));
+    EXP_POLY_X86(__m256, _mm256, x, n);
+    return p;
+}
+
+TARGET_AVX2 static inline __m256
+exp8(__m256 x, int clamp)
+{
+    __m256 t;
+    __m256 p = exp8_poly(exp8_range(x, clamp), &t);
     __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4B400000));
     /* 2^n as 2^h 2^(n - h) (see pf4_scale, _portable.h); NaN gives some integer, and p is NaN */
     __m256i h = _mm256_srai_epi32(k, 1);
@@ -286,6 +321,29 @@ exp8(__m256 x, int clamp)
     __m256 s2 = _mm256_castsi256_ps(
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(k, h), bias), 23));
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* exp8 where every lane's result is a normal number (as exp4_fast: x, bounded, within
+   [EXP_FAST_LOW, EXP_FAST_HIGH]): 2^n added to p's exponent bits, n << 23 being t's
+   bits << 23 (ROUND_MAGIC's low 9 bits are 0). Two integer operations where exp8's
+   scaling takes seven and two products (on Intel the shifts and products share the
+   FMA ports), and exp8_range's two bounds, which are no-ops there, skipped; the same
+   bits as exp8 (both scalings are exact). *fine gets all ones in the lanes where that
+   holds (with clamp, x <= 0 after it: the lower bound alone; a NaN fails it). */
+TARGET_AVX2 static inline __m256
+exp8_fast(__m256 x, int clamp, __m256 *fine)
+{
+    /* exp8_range's bounds are no-ops where the lanes are fine: only the clamp at 0 */
+    if (clamp)
+        x = _mm256_min_ps(_mm256_setzero_ps(), x);
+    *fine = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_FAST_LOW), _CMP_GE_OQ);
+    if (!clamp)
+        *fine = _mm256_and_ps(*fine, _mm256_cmp_ps(x, _mm256_set1_ps(EXP_FAST_HIGH),
+                                                   _CMP_LE_OQ));
+    __m256 t;
+    __m256 p = exp8_poly(x, &t);
+    return _mm256_castsi256_ps(_mm256_add_epi32(
+        _mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23)));
 }
 
 TARGET_AVX2 static inline __attribute__((always_inline)) void
@@ -305,9 +363,22 @@ block_avx2_r(const float *A, Py_ssize_t p, const float *P, float *out, Py_ssize_
         }
     }
     Py_ssize_t j = 16 * q;
+    /* the tile's exponentials by exp8_fast, one test for all of them; by exp8 where a
+       value is out of its range (gradual underflow, overflow, NaN) */
+    __m256 v[4][2], fine = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for (int i = 0; i < R; ++i)
+        for (int h = 0; h < 2; ++h) {
+            __m256 f;
+            v[i][h] = exp8_fast(acc[i][h], clamp, &f);
+            fine = _mm256_and_ps(fine, f);
+        }
+    if (_mm256_movemask_ps(fine) != 0xFF)
+        for (int i = 0; i < R; ++i)
+            for (int h = 0; h < 2; ++h)
+                v[i][h] = exp8(acc[i][h], clamp);
     for (int i = 0; i < R; ++i) {
         float *row = out + (i0 + i) * c + j;
-        __m256 v0 = exp8(acc[i][0], clamp), v1 = exp8(acc[i][1], clamp);
+        __m256 v0 = v[i][0], v1 = v[i][1];
         if (j + 16 <= c) {
             _mm256_storeu_ps(row, v0);
             _mm256_storeu_ps(row + 8, v1);
@@ -348,16 +419,7 @@ exp16(__m512 x, int clamp)
     x = _mm512_min_ps(_mm512_set1_ps(EXP_HIGH), x);
     __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    __m512 p = _mm512_set1_ps(P0);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(P5));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    EXP_POLY_X86(__m512, _mm512, x, n);
     return _mm512_scalef_ps(p, n);
 }
 
