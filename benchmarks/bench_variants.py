@@ -41,6 +41,12 @@ so that an emulation that did not take is seen):
     Haswell kernels, and kpca told that avx2 is the best variant. Its ratio to the
     avx512 row is the issue's "AVX2 within 1.3x of AVX-512".
 
+``--before SRC`` adds, for each row, the same row run from another source tree (its
+``src`` folder, built: ``python setup.py build_ext --inplace``), labelled "(before)"
+and alternating with this tree's in every round: a before/after of a change to the
+kernels in one run. ``--variants`` keeps only the named rows' variants (e.g.
+``avx2 off``: the AVX2 pass and its NumPy reference).
+
     python benchmarks/bench_variants.py                 # 20,000-row fit, 40,000-row pass
     python benchmarks/bench_variants.py --rounds 5 --emulate-old-cpu
     python3 benchmarks/bench_variants.py --rounds 2 --warm 1 --emulate-avx2-cpu  # AVX-512
@@ -147,12 +153,14 @@ def runnable() -> tuple[str, ...]:
 
 
 def run(variant: str, args: argparse.Namespace, extra: dict[str, str],
-        best: str | None = None) -> dict:
+        best: str | None = None, src: str | None = None) -> dict:
     code = CHILD.format(warm=args.warm, d=args.d, k=args.k, n=args.n, n_pass=args.n_pass,
                         repeats=args.repeats, memory_limit=args.memory_limit,
                         block=args.block, n_jobs=args.n_jobs, pieces=args.pieces,
                         best=best)
     env = {**os.environ, "KPCA_NATIVE": variant, **extra}
+    if src is not None:  # another tree's kpca (--before)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True)
     if out.returncode != 0:
@@ -180,6 +188,12 @@ def main(argv=None) -> int:
                     help="also NumPy and portable as on a CPU without AVX2")
     ap.add_argument("--emulate-avx2-cpu", action="store_true",
                     help="also NumPy and avx2 as on a CPU with AVX2 but not AVX-512")
+    ap.add_argument("--before", default=None,
+                    help="src folder of another (built) tree: each row also from it, "
+                         "alternating")
+    ap.add_argument("--variants", nargs="+", default=None,
+                    choices=("avx512", "avx2", "portable", "off"),
+                    help="only the rows of these KPCA_NATIVE values (default: all)")
     args = ap.parse_args(argv)
     can = runnable()
     # (KPCA_NATIVE value, label, environment, NumPy's row for the ratio, best variant)
@@ -196,10 +210,19 @@ def main(argv=None) -> int:
     if args.emulate_avx2_cpu and "avx2" in can:
         rows.append(("avx2", "avx2, AVX2 CPU (emulated)", AVX2_CPU, avx2, "avx2"))
         rows.append(("off", avx2, AVX2_CPU, avx2, None))
+    if args.variants:
+        rows = [row for row in rows if row[0] in args.variants]
+    # (row, source tree): this tree's rows, and with --before the same from the other
+    jobs = [(row, None) for row in rows]
+    if args.before:
+        before = [((v, f"{label} (before)", extra, f"{ref} (before)", best), args.before)
+                  for v, label, extra, ref, best in rows]
+        jobs = [job for pair in zip(before, jobs, strict=True) for job in pair]
+        rows = [row for row, _ in jobs]
     runs: dict[str, list[dict]] = {label: [] for _, label, *_ in rows}
     for r in range(args.rounds):
-        for variant, label, extra, _, best in rows:
-            res = run(variant, args, extra, best)
+        for (variant, label, extra, _, best), src in jobs:
+            res = run(variant, args, extra, best, src)
             want = None if variant == "off" else variant
             assert res["tile"] == res["rbf"] == want, res
             runs[label].append(res)
