@@ -193,20 +193,17 @@ pf4_at_least(pf4 x, float lo)
 #endif
 }
 
-/* whether every lane of the four masks (pf4_within) is all ones: the masks ANDed and
-   one test of their sign bits where the baseline SIMD set has it (SSE2's movmskps;
-   AArch64's vminvq), else of their bits through memory (GCC 12 spilled four vectors
-   and loaded eight words: more than the exponent's addition saved on one vector) */
+/* whether every lane of the four masks (pf4_within) is all ones: on x86-64 the masks
+   ANDed and one test of their sign bits (SSE2's movmskps: through memory, GCC 12
+   spilled four vectors and loaded eight words, more than the exponent's addition
+   saved on one vector); elsewhere their bits through memory (an AArch64 vminvq would
+   do as movmskps; not written, as no ARM compiler was at hand to build it) */
 static inline int
 pf4_all_set(pf4 a, pf4 b, pf4 c, pf4 d)
 {
 #if PV_GNU && defined(__SSE2__)
     __m128 x = _mm_and_ps(_mm_and_ps((__m128)a, (__m128)b), _mm_and_ps((__m128)c, (__m128)d));
     return _mm_movemask_ps(x) == 0xF;
-#elif PV_GNU && defined(__ARM_NEON) && defined(__aarch64__)
-    uint32x4_t x = vandq_u32(vandq_u32((uint32x4_t)a, (uint32x4_t)b),
-                             vandq_u32((uint32x4_t)c, (uint32x4_t)d));
-    return vminvq_u32(x) == 0xFFFFFFFFu;
 #else
     uint64_t w[8];
     memcpy(w, &a, 16);
