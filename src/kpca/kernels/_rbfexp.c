@@ -23,7 +23,8 @@
  *
  * The AVX2 variant is the same with two 256-bit registers a panel (4 rows x 1 panel
  * of accumulators: 8 of its 16 registers) and 2^n applied as two exact powers of two
- * (no scalef); the portable variant is plain C over a panel's 16 values, vectorised
+ * (no scalef), or, where every result of a register tile is a normal number, added to
+ * the exponent bits (exp8_fast: the same bits, fewer operations); the portable variant is plain C over a panel's 16 values, vectorised
  * by the compiler, with the same rounding of n and the same two powers of two (see
  * pf4_scale). All three give the same clamp, NaN, inf and underflow behaviour. Where
  * the caller hands over BLAS's sgemm (block()'s optional last argument), the portable
