@@ -230,7 +230,7 @@ def test_exact_result_computes_every_attribute_and_writes_nothing():
     np.testing.assert_allclose(np.abs(result.output), np.abs(V * np.sqrt(w)), atol=1e-7)
     assert {"subspace_", "sd_cutoff_", "od_cutoff_", "offset_", "kernel_", "fit_plan_",
             "score_distances_", "orthogonal_distances_"} <= set(a)
-    assert result.stale == ("dual_coef_", "X_transformed_fit_")
+    assert result.stale == ("dual_coef_", "X_transformed_fit_", "parallel_analysis_")
 
 
 def test_commit_sets_the_attributes_and_removes_the_stale_ones():
@@ -341,3 +341,60 @@ def test_an_incremental_refit_drops_the_attributes_of_the_earlier_mode():
     est.set_params(mode="auto", max_rows=None).fit(X)
     assert set(vars(est)) == set(vars(fresh))
     np.testing.assert_array_equal(est.eigenvalues_, fresh.eigenvalues_)
+
+
+# ----------------------------------------------------------------------------- inputs
+def test_data_plan_reads_only_the_shape_and_dtype():
+    """KernelPCA.plan's step: the same plan from the rows, from a dense or sparse copy's
+    shape, and from a shape tuple with its dtype; ``'auto'`` plans parallel analysis's
+    first round; no rows is an error naming X."""
+    import scipy.sparse as sp
+
+    X = _rows(1500, 6).astype(np.float32)
+    settings = FitSettings(n_components=8)
+    pure = shape_plan(X.shape, np.float32, RBF(gamma=0.3), settings)
+    for data, dtype in [(X, None), ((1500, 6), np.float32)]:
+        assert pipeline.data_plan(data, RBF(gamma=0.3), settings,
+                                  dtype=dtype).decisions() == pure.decisions()
+    assert pipeline.data_plan((1500, 6), RBF(gamma=0.3), settings).dtype == np.float64
+    sparse = pipeline.data_plan(sp.csr_matrix(X), RBF(gamma=0.3), settings)
+    assert sparse.decisions() == shape_plan(X.shape, np.float32, RBF(gamma=0.3), settings,
+                                            sparse=True).decisions()
+    auto = FitSettings(n_components="auto")
+    assert (pipeline.data_plan(X, RBF(gamma=0.3), auto).decisions()
+            == shape_plan(X.shape, np.float32, RBF(gamma=0.3), auto, auto=True).decisions())
+    with pytest.raises(ValueError, match="X: expected data with at least one row"):
+        pipeline.data_plan((0, 6), RBF(gamma=0.3), settings)
+
+
+def test_fit_rows_validates_the_training_rows():
+    """Integers become float64 (copied under copy_X, as scikit-learn), n_features_in_ is
+    recorded, and a learned pre-image of a precomputed kernel is refused before anything
+    else."""
+    X = np.arange(24).reshape(8, 3)
+    est = KernelPCA(2, random_state=4)
+    rows, device, distributed, rng = pipeline.fit_rows(est, X, Linear())
+    assert rows.dtype == np.float64 and device is None and not distributed
+    np.testing.assert_array_equal(rows, X)
+    assert est.n_features_in_ == 3
+    np.testing.assert_array_equal(rng.randint(10**6, size=3),
+                                  np.random.RandomState(4).randint(10**6, size=3))
+    K = X @ X.T
+    est = KernelPCA(2, kernel="precomputed", fit_inverse_transform=True)
+    with pytest.raises(ValueError, match="Cannot fit_inverse_transform with a precomputed"):
+        pipeline.fit_rows(est, K, est._make_kernel())
+    assert not hasattr(est, "n_features_in_")
+
+
+def test_fit_kernel_resolves_gamma_on_the_rows():
+    """'scale' is 1 / (n_features Var(X)); a kernel without gamma reports scikit-learn's
+    1 / n_features; the median heuristic without a random_state does not depend on the
+    fit's RNG."""
+    X = _rows(400, 5)
+    kernel, gamma = pipeline.fit_kernel(RBF(gamma="scale"), X, "scale", FitSettings(),
+                                        np.random.RandomState(0))
+    assert gamma == pytest.approx(1.0 / (5 * X.var()), rel=1e-12) and kernel.gamma == gamma
+    assert pipeline.fit_kernel(Linear(), X, None, FitSettings(), None)[1] == 0.2
+    medians = {pipeline.fit_kernel(RBF(gamma="median"), X, "median", FitSettings(),
+                                   np.random.RandomState(seed))[1] for seed in (0, 1)}
+    assert len(medians) == 1

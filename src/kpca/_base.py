@@ -36,7 +36,16 @@ from ._array_api import device_namespace, float_dtype, from_host, refuse_device,
 from ._config import get_config
 from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
-from .kernels import RBF, Linear, Polynomial, check_device_kernel, device_block_product
+from .kernels import (
+    GAMMA_HEURISTICS,
+    KERNELS,
+    RBF,
+    Kernel,
+    Linear,
+    Polynomial,
+    check_device_kernel,
+    device_block_product,
+)
 from .operators import n_threads
 from .preimage import (
     DeviceSpace,
@@ -46,6 +55,7 @@ from .preimage import (
     check_mds_kernel,
     device_space_supported,
     fixed_point_preimage,
+    learned_preimage,
     mds_preimage,
     score_space_kernel,
 )
@@ -62,6 +72,20 @@ N_COMPONENTS = [
     Interval(RealNotInt, 0, 1, closed="neither"),
     None,
 ]
+
+
+def kernel_parameters(kernels: Any = KERNELS) -> dict:
+    """The constraints of the kernel parameters (``kernel``, ``gamma``, ``degree``,
+    ``coef0``, ``kernel_params``) of an estimator that takes the named ``kernels``, a
+    :class:`kpca.kernels.Kernel` or a callable (``_parameter_constraints``)."""
+    return {
+        "kernel": [StrOptions(set(kernels)), Kernel, callable],
+        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+                  None],
+        "degree": [Interval(Real, 0, np.inf, closed="left")],
+        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+        "kernel_params": [dict, None],
+    }
 
 
 def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
@@ -189,7 +213,10 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         )
 
     def _training_kernel_diag(self) -> np.ndarray | None:
-        return None
+        """``k(x_i, x_i)`` of the training rows where the kernel cannot evaluate it: the
+        diagonal of a precomputed training kernel matrix (the subspace's expansion)."""
+        space = self.subspace_
+        return np.asarray(space.basis.diagonal(), np.float64) if space.precomputed else None
 
     # ------------------------------------------------------------------ transforming
     def transform(self, X):
@@ -594,6 +621,13 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Z0 = xp.astype(X, ds.dtype) if method == "fixed_point" else None
         return self._solve_preimage(ds, Y, method, Z0, n_neighbors, max_iter, tol,
                                     return_info)
+
+    def _ridge_inverse(self, Y: np.ndarray, return_info: bool, q: int | None = None):
+        """The learned pre-image of NumPy scores ``Y`` (kernel ridge from scores to
+        inputs, as scikit-learn): :func:`kpca.preimage.learned_preimage`."""
+        return learned_preimage(self.subspace_, self.kernel_, Y, self.X_transformed_fit_,
+                                self.dual_coef_, q=q, return_info=return_info,
+                                block_bytes=self._block_bytes("preimage_block_bytes", 8))
 
     def _ridge_device(self, Y: Any, xp: Any, return_info: bool = False,
                       q: int | None = None) -> Any:

@@ -2,8 +2,13 @@
 -> result -> commit.
 
 Every step is a function of values (the data, the kernel, :class:`FitSettings`, the
-plan), never of the estimator:
+plan), never of the estimator, but for the validation of its input:
 
+0. the inputs: :func:`fit_rows` validates the training rows (:func:`validate_rows`:
+   scikit-learn's ``validate_data``, which records ``n_features_in_`` on the
+   estimator, so these two take it) and finds their device; :func:`fit_kernel` resolves
+   the kernel on them; :func:`data_plan` is the plan of data not read
+   (``KernelPCA.plan``);
 1. :func:`make_plan`: the :class:`kpca.FitPlan` (:func:`kpca._plan.plan_fit`: solver,
    storage, precision, block and start);
 2. :func:`build_operator`: the uncentred kernel operator the plan lays out (dense,
@@ -38,8 +43,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
 
-from ._array_api import device_memory_limit, device_namespace, from_host, to_host
+from ._array_api import device_memory_limit, device_namespace, from_host, refuse_device, to_host
 from ._base import outlier_statistics
 from ._config import get_config
 from ._memory import parse_memory
@@ -54,7 +61,14 @@ from ._parallel_analysis import (
 )
 from ._plan import FitPlan, on_device, plan_fit, requested_components
 from .diagnostics import norm_floor, od_noise
-from .kernels import Kernel, Precomputed, explicit_features, resolve_gamma
+from .kernels import (
+    Kernel,
+    Precomputed,
+    as_strings,
+    check_device_kernel,
+    explicit_features,
+    resolve_gamma,
+)
 from .operators import (
     Centering,
     DenseOperator,
@@ -82,8 +96,9 @@ logger = logging.getLogger("kpca")
 
 __all__ = [
     "Centring", "Decomposition", "FitResult", "FitSettings", "MeanCentring", "build_operator",
-    "commit", "decompose", "device_plan", "exact_result", "is_precomputed", "make_plan",
-    "parallel_analysis", "resolved_gamma", "shape_plan", "solve", "solve_centred",
+    "commit", "data_plan", "decompose", "device_plan", "exact_result", "fit_kernel",
+    "fit_rows", "is_precomputed", "make_plan", "parallel_analysis", "resolved_gamma",
+    "shape_plan", "solve", "solve_centred", "validate_rows",
 ]
 
 
@@ -599,14 +614,14 @@ def _padded(values: np.ndarray, k: int) -> np.ndarray:
 
 
 def parallel_analysis(X: Any, kernel: Kernel, settings: FitSettings, rng: Any,
-                      distributed: bool, gamma: float
-                      ) -> tuple[Decomposition, ParallelAnalysis]:
+                      distributed: bool, gamma: float) -> Decomposition:
     """``n_components='auto'``: parallel analysis (docs/math.md, "Parallel analysis").
 
     The top ``k`` eigenvalues of X and of each column-permuted copy, under one plan
     (solver, storage precision, budget) and the kernel resolved on X; ``k`` doubles
     while all ``k`` are above the null threshold. Returns the data's decomposition cut
-    to the components kept, and the comparison.
+    to the components kept, the comparison (:class:`ParallelAnalysis`) among its
+    fitted attributes (``parallel_analysis_``).
     """
     if settings.precomputed or not getattr(kernel, "requires_vectors", True):
         raise ValueError(
@@ -656,7 +671,7 @@ def parallel_analysis(X: Any, kernel: Kernel, settings: FitSettings, rng: Any,
     found = ParallelAnalysis(
         eigenvalues=values, null_eigenvalues=null, threshold=threshold, quantile=q,
         n_permutations=B, n_components=m, trace=float(dec.trace), gamma=float(gamma))
-    return replace(dec, result=cut), found
+    return replace(dec, result=cut, fitted={**dec.fitted, "parallel_analysis_": found})
 
 
 def resolved_gamma(kernel: Kernel, X: Any, gamma: Any, rng: Any) -> float:
@@ -696,16 +711,20 @@ class FitResult:
     stale: tuple[str, ...] = ()
 
 
-def commit(est: Any, result: FitResult) -> np.ndarray | None:
+def commit(est: Any, result: FitResult, *, device_X: Any = None) -> Any:
     """Set every fitted attribute of ``result`` on ``est`` at once (the only step of a
-    fit that writes on the estimator); returns ``fit_transform``'s output.
+    fit that writes on the estimator); returns ``fit_transform``'s output, on the
+    device of ``device_X`` (the training rows as an Array API array) where given.
 
     Called once everything else has succeeded: a fit that raises before it leaves the
     previous model whole (every attribute the same object)."""
     for name in result.stale:
         est.__dict__.pop(name, None)
     est.__dict__.update(result.attributes)
-    return result.output
+    out = result.output
+    if device_X is None or out is None:
+        return out
+    return from_host(out, device_namespace(device_X), device_X.device)
 
 
 def exact_result(X: Any, kernel: Kernel, gamma: float, dec: Decomposition,
@@ -748,13 +767,13 @@ def exact_result(X: Any, kernel: Kernel, gamma: float, dec: Decomposition,
     sd, od = space.distances(raw, space.basis_sqnorms(diag_k))
     attrs.update(outlier_statistics(space, sd, od, settings.contamination))
     out = Z if centring.normalized else raw.astype(values.dtype, copy=False)
-    stale: tuple[str, ...] = ()
     if settings.fit_inverse_transform:
         attrs["dual_coef_"] = fit_ridge(score_space_kernel(kernel), out, X, device_X,
                                         settings.alpha)
         attrs["X_transformed_fit_"] = out
-    else:
-        stale = ("dual_coef_", "X_transformed_fit_")
+    # the optional attributes this fit has not set: an earlier fit's are stale
+    stale = tuple(name for name in ("dual_coef_", "X_transformed_fit_", "parallel_analysis_")
+                  if name not in attrs)
     return FitResult(attrs, out, stale)
 
 
@@ -802,3 +821,99 @@ def raw_training_scores(Z: np.ndarray, values: np.ndarray, vectors: np.ndarray, 
             kd = np.zeros(bad.size)  # norms unused
             out[bad] = space.raw_projection(X[bad], kernel_diag=kd)[0]
     return out
+
+
+# ----------------------------------------------------------------------------- inputs
+def data_plan(X: Any, kernel: Kernel, settings: FitSettings, *, dtype: Any = None,
+              reweights: bool = False) -> FitPlan:
+    """The plan of a fit of ``X`` (``KernelPCA.plan``), read from its shape and dtype
+    alone (:func:`shape_plan`): no data, no kernel value.
+
+    ``X``: the training data (an array, sparse matrix, dask or Array API array, a
+    RowSource), or its shape ``(n_samples, n_features)``, whose dtype is then ``dtype``
+    (default float64). ``reweights``: :attr:`Centring.reweights` of the fit's centring.
+    """
+    from .distributed import is_dask_collection
+
+    if isinstance(X, tuple):
+        shape, dtype = tuple(int(s) for s in X), np.dtype(dtype or np.float64)
+    else:
+        shape, dtype = tuple(getattr(X, "shape", np.shape(X))), getattr(X, "dtype", None)
+        dtype = np.dtype(dtype if dtype in (np.float32, np.float64) else np.float64)
+    if not shape or shape[0] < 1:
+        raise ValueError(f"X: expected data with at least one row; got shape {shape}.")
+    xp = device_namespace(X)
+    return shape_plan(
+        shape, dtype, kernel, settings, reweights=reweights,
+        auto=isinstance(settings.n_components, str) and settings.n_components == "auto",
+        sparse=sp.issparse(X), distributed=is_dask_collection(X),
+        device=None if xp is None else str(X.device),
+        device_memory=None if xp is None or parse_memory(settings.memory_limit) is not None
+        else device_memory_limit(X))
+
+
+def validate_rows(est: Any, X: Any, *, reset: bool, kernel: Kernel) -> Any:
+    """``est``'s input validation (``reset``: of training rows): strings for a string
+    kernel, otherwise scikit-learn's ``validate_data`` (float64 or float32 rows, CSR
+    sparse matrices; ``est.copy_X`` copies training rows)."""
+    if not getattr(kernel, "requires_vectors", True) and not isinstance(kernel, Precomputed):
+        # objects that are not feature vectors (e.g. strings for kernel='spectrum'):
+        # a 1-D object array, sliceable by rows like a matrix
+        if reset and est.fit_inverse_transform:
+            raise ValueError(
+                f"fit_inverse_transform=True needs vector inputs; the {kernel.name!r} "
+                "kernel works on strings, which have no pre-image map.")
+        X = as_strings(X)
+        if reset:
+            X = X.copy() if est.copy_X else X
+            for attr in ("n_features_in_", "feature_names_in_"):
+                est.__dict__.pop(attr, None)
+        kernel.check_input(X)
+        return X
+    X = validate_data(est, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                      copy=est.copy_X if reset else False, reset=reset,
+                      ensure_min_samples=1)
+    kernel.check_input(X)
+    return X
+
+
+def fit_rows(est: Any, X: Any, kernel: Kernel, refuse: str | None = None
+             ) -> tuple[Any, Any, bool, Any]:
+    """The training rows of ``est``'s fit with the (unresolved) ``kernel``: the
+    validated host rows (:func:`validate_rows`), the rows on their device (Array API
+    input, in the host copy's float dtype; else None), whether they came as a dask
+    collection, and the RNG of ``est.random_state``.
+
+    On a device (docs/scaling.md, "GPU and the Array API") the operator and the
+    solver's block algebra run there; the host copy gets the shared post-processing,
+    so the fitted attributes are those (NumPy) of a NumPy fit. ``refuse``: what
+    cannot run on a device (it raises there). A learned pre-image needs input rows:
+    ``fit_inverse_transform`` with a precomputed kernel raises first."""
+    from .distributed import is_dask_collection, materialize
+
+    if getattr(est, "fit_inverse_transform", False) and isinstance(kernel, Precomputed):
+        raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
+    rng = check_random_state(est.random_state)
+    xp = device_namespace(X)
+    if xp is not None:
+        if refuse:
+            refuse_device(X, refuse)
+        check_device_kernel(kernel)
+        host = validate_rows(est, to_host(X), reset=True, kernel=kernel)
+        dt = xp.float32 if host.dtype == np.float32 else xp.float64
+        return host, xp.astype(X, dt), False, rng
+    distributed = is_dask_collection(X)
+    if distributed:  # gather X (n x d); K @ V then runs on the cluster
+        X = materialize(X)
+    return validate_rows(est, X, reset=True, kernel=kernel), None, distributed, rng
+
+
+def fit_kernel(kernel: Kernel, X: Any, gamma: Any, settings: FitSettings, rng: Any
+               ) -> tuple[Kernel, float]:
+    """``kernel`` resolved on the training rows ``X``, and the ``gamma_`` reported
+    (:func:`resolved_gamma`; ``gamma``: the estimator's parameter). Without a
+    ``random_state`` the median heuristic still gives the same value for the same data
+    (its own fixed subsample, kernels._gamma), so ``rng`` only seeds it with one."""
+    heuristic_rng = None if settings.random_state is None else rng
+    kernel = kernel.resolve(X, random_state=heuristic_rng)
+    return kernel, resolved_gamma(kernel, X, gamma, heuristic_rng)

@@ -46,7 +46,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ._array_api import device_memory_limit, device_namespace, float_dtype, from_host, to_host
-from ._base import BaseKernelPCA, extend_init, outlier_statistics
+from ._base import BaseKernelPCA, extend_init, kernel_parameters, outlier_statistics
 from ._config import get_config
 from ._fit import FitResult, commit
 from ._kernel_pca import KernelPCA
@@ -57,7 +57,7 @@ from .approx._base import inverse_sqrt, landmark_subspace, row_blocks
 from .approx._feature_pca import FeatureStats, accumulate
 from .approx._feature_pca import solve as feature_solve
 from .diagnostics import norm_floor, od_noise
-from .kernels import GAMMA_HEURISTICS, KERNELS, Kernel, Precomputed, make_kernel
+from .kernels import KERNELS, Kernel, Precomputed, make_kernel
 from .operators import (
     CenteredOperator,
     DenseOperator,
@@ -221,12 +221,7 @@ class IncrementalKernelPCA(BaseKernelPCA):
     _parameter_constraints: dict = {
         **BaseKernelPCA._parameter_constraints,
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "kernel": [StrOptions(set(KERNELS) - {"precomputed"}), Kernel, callable],
-        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
-                  None],
-        "degree": [Interval(Real, 0, np.inf, closed="left")],
-        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
-        "kernel_params": [dict, None],
+        **kernel_parameters(set(KERNELS) - {"precomputed"}),
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "mode": [StrOptions({"auto", "exact", "bounded"})],
         "max_rows": [Interval(Integral, 2, None, closed="left"), None],

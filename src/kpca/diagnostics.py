@@ -21,6 +21,7 @@ methods (``distances``, ``outlier_map``, ``outlier_scores``, ``score_samples``, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -170,3 +171,15 @@ class Influence:
         ev = Z**2 - lam[None, :]
         loo = mu[None, :] - (n / max(n - 1, 1)) * Z**2
         return cls(ev, comp, loo, np.sqrt(np.sum(comp**2, axis=1)))
+
+    @classmethod
+    def from_subspace(cls, space: Any, mu: np.ndarray, V: np.ndarray,
+                      row_scale: np.ndarray | None = None) -> Influence:
+        """From a fitted model: its eigenpairs ``(mu, V)`` and its subspace
+        (:class:`kpca.subspace.FittedSubspace`, expanded over the training rows), whose
+        squared distances ``||phi(x_i) - theta||^2`` give ``K*_ii``, times ``s_i^2``
+        for the row scales ``row_scale`` of a robust fit (None: ``K* = K~``)."""
+        diag = space.basis_sqnorms()
+        if row_scale is not None:
+            diag = diag * np.asarray(row_scale, np.float64) ** 2
+        return cls.from_eigenpairs(mu, V, diag)

@@ -97,3 +97,32 @@ def test_truncate_keeps_first_components():
     assert s3.k == 3 and s3.n == X.shape[0]
     assert_allclose(s3.coef, est.subspace_.coef[:, :3])
     assert_allclose(s3.basis_scores, est.subspace_.basis_scores[:, :3])
+
+
+def test_learned_preimage_matches_full_matrices():
+    """kpca.preimage.learned_preimage: ``K(Y, Y_fit) (K(Y_fit) + alpha I)^-1 X``, solved
+    here densely, its residual that of the projection on the first q components (an
+    independent eigh), and bad scores refused."""
+    from kpca.preimage import learned_preimage
+
+    rng = np.random.RandomState(5)
+    X, T = rng.standard_normal((40, 3)), rng.standard_normal((6, 3))
+    est = KernelPCA(3, kernel="rbf", gamma=0.3, eigen_solver="dense", alpha=0.1,
+                    fit_inverse_transform=True).fit(X)
+    Y, Y_fit = est.transform(T), est.X_transformed_fit_
+    C = np.linalg.solve(kernel_matrix("rbf", Y_fit, Y_fit, gamma=0.3) + 0.1 * np.eye(40), X)
+    Z_ref = kernel_matrix("rbf", Y, Y_fit, gamma=0.3) @ C
+    args = (est.subspace_, est.kernel_, Y, Y_fit, est.dual_coef_)
+    assert_allclose(learned_preimage(*args), Z_ref, atol=1e-8)
+    Z, info = learned_preimage(*args, q=2, return_info=True)
+    ref = NaiveKPCA(X, 2, "rbf", gamma=0.3)
+    G = ref.gammas(ref.scores(T))
+    res = (1.0 - 2 * np.einsum("ai,ai->a", G, kernel_matrix("rbf", Z, X, gamma=0.3))
+           + np.einsum("ai,ij,aj->a", G, ref.K, G))
+    assert info.method == "ridge" and info.converged.all()
+    assert_allclose(info.residual, np.maximum(res, 0), atol=1e-8)
+    with pytest.raises(ValueError, match=r"scores of shape \(n_samples, 3\)"):
+        learned_preimage(est.subspace_, est.kernel_, Y[:, :2], Y_fit, est.dual_coef_)
+    Y[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        learned_preimage(*args)

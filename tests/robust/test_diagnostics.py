@@ -118,6 +118,29 @@ def test_plot_outlier_map_draws_every_point(data):
 
 
 # --------------------------------------------------------------------------- influence
+def test_influence_from_a_fitted_subspace_is_that_of_the_centred_kernel_diagonal():
+    """Influence.from_subspace reads K~_ii from the model's subspace (times s_i^2 for row
+    scales s): the closed form from_eigenpairs on the dense centred kernel matrix."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from kpca.diagnostics import Influence
+
+    X = np.random.default_rng(5).normal(size=(50, 3))
+    est = KernelPCA(4, kernel="rbf", gamma=0.4).fit(X)
+    H = np.eye(50) - 1.0 / 50
+    diag = np.diag(H @ rbf_kernel(X, gamma=0.4) @ H)
+    mu, V = est.eigenvalues_, est.eigenvectors_
+    s = np.linspace(0.5, 1.5, 50)
+    for scale, want in [(None, diag), (s, diag * s**2)]:
+        got = Influence.from_subspace(est.subspace_, mu, V, scale)
+        ref = Influence.from_eigenpairs(mu, V, want)
+        for name in ("eigenvalues", "components", "loo_eigenvalues", "total"):
+            np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-9,
+                                       atol=1e-12)
+    np.testing.assert_allclose(est.influence().total, Influence.from_eigenpairs(
+        mu, V, diag).total, rtol=1e-9)
+
+
 def _coef(est):
     """Coefficients b with f_l = sum_j b_jl phi(x_j) (centred, uncentred expansion)."""
     V, mu = est.eigenvectors_, est.eigenvalues_

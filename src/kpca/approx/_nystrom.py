@@ -10,10 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import extend_init
+from .._base import extend_init, kernel_parameters
 from .._config import get_config
 from ..kernels import (
-    GAMMA_HEURISTICS,
     KERNELS,
     Kernel,
     Precomputed,
@@ -166,12 +165,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         **FeatureKernelPCA._parameter_constraints,
         "n_landmarks": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARKS))],
-        "kernel": [StrOptions(set(KERNELS) - {"precomputed", "spectrum"}), Kernel, callable],
-        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
-                  None],
-        "degree": [Interval(Real, 0, np.inf, closed="left")],
-        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
-        "kernel_params": [dict, None],
+        **kernel_parameters(set(KERNELS) - {"precomputed", "spectrum"}),
         "rcond": [Interval(Real, 0, 1, closed="left"), None],
     }
 

@@ -1,7 +1,8 @@
 """Pre-images: maps from feature space (scores) back to input space.
 
 * :func:`fit_ridge_preimage` / :func:`ridge_preimage` -- learned pre-image
-  (Bakir et al. 2004), as scikit-learn's ``fit_inverse_transform=True``;
+  (Bakir et al. 2004), as scikit-learn's ``fit_inverse_transform=True``
+  (:func:`learned_preimage`: from a fitted model, with the checks of its input);
   :func:`gcv_ridge_preimage` -- the same with an intercept and its penalty chosen
   by generalized cross-validation (the unsupervised selection criterion);
 * :func:`fixed_point_preimage` -- fixed-point iteration (Mika et al. 1999);
@@ -25,6 +26,7 @@ from ._ridge import (
     RidgeGCV,
     fit_ridge_preimage,
     gcv_ridge_preimage,
+    learned_preimage,
     ridge_preimage,
     score_space_kernel,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "fit_ridge_preimage",
     "fixed_point_preimage",
     "gcv_ridge_preimage",
+    "learned_preimage",
     "mds_from_distances",
     "mds_preimage",
     "ridge_preimage",

@@ -13,6 +13,8 @@ from .._array_api import device_namespace
 from .._config import get_config
 from .._parallel import sized_threads
 from ..kernels import Anova, Kernel
+from ._base import PreimageInfo
+from ._geometry import HostSpace
 
 logger = logging.getLogger("kpca")
 
@@ -174,6 +176,54 @@ def ridge_preimage(kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray, dual_coef: 
     for a0 in range(0, m, rows):
         out[a0 : a0 + rows] = kernel.block(Y[a0 : a0 + rows], Y_fit) @ dual_coef
     return out
+
+
+def learned_preimage(space: Any, kernel: Kernel, Y: np.ndarray, Y_fit: np.ndarray,
+                     dual_coef: np.ndarray, *, q: int | None = None,
+                     return_info: bool = False, block_bytes: int | None = None):
+    """The learned pre-image of NumPy scores ``Y`` from a fitted model (its
+    ``inverse_transform(method='ridge')``): :func:`ridge_preimage` with the checks of
+    its input, and with ``return_info`` the residual on the first ``q`` components.
+
+    Parameters
+    ----------
+    space : FittedSubspace
+        The model's ``subspace_`` (for the residual).
+    kernel : Kernel
+        The fitted kernel (``kernel_``); the score space's is :func:`score_space_kernel`.
+    Y : ndarray of shape (m, k)
+        Scores to invert, one column per fitted component.
+    Y_fit : ndarray of shape (n, k)
+        Training scores (``X_transformed_fit_``).
+    dual_coef : ndarray of shape (n, d)
+        From :func:`fit_ridge_preimage` (``dual_coef_``).
+    q : int, default=None
+        Components the residual is measured on (``denoise``; None: all ``k``).
+    return_info : bool, default=False
+        Also return a :class:`PreimageInfo`.
+    block_bytes : int, default=None
+        As :func:`ridge_preimage`'s.
+
+    Returns
+    -------
+    Z : ndarray of shape (m, d)
+    info : PreimageInfo
+        Only with ``return_info=True``.
+    """
+    k = Y_fit.shape[1]
+    if Y.ndim != 2 or Y.shape[1] != k:
+        raise ValueError(
+            f"inverse_transform expects scores of shape (n_samples, {k}); got shape "
+            f"{Y.shape}.")
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("inverse_transform: the scores contain NaN or infinity.")
+    Z = ridge_preimage(score_space_kernel(kernel), Y, Y_fit, dual_coef, block_bytes)
+    if not return_info:
+        return Z
+    q = k if q is None else q
+    residual = HostSpace(space.truncate(q)).residual(np.asarray(Z, dtype=np.float64),
+                                                     np.asarray(Y[:, :q], dtype=np.float64))
+    return Z, PreimageInfo.closed_form("ridge", Z.shape[0], residual)
 
 
 class RidgeGCV(NamedTuple):

@@ -18,7 +18,6 @@ from scipy import special, stats
 from sklearn.covariance import MinCovDet
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import device_namespace, from_host
 from .._base import N_COMPONENTS, extend_init, is_fraction, outlier_statistics
 from .._config import get_config
 from .._fit import (
@@ -27,6 +26,7 @@ from .._fit import (
     build_operator,
     commit,
     device_plan,
+    fit_kernel,
     make_plan,
     solve_centred,
 )
@@ -578,7 +578,7 @@ class KernelROBPCA(OwnAlgorithm):
         X, device, _, rng = self._fit_rows(X)  # on a device: the kernel passes there
         settings, robpca = FitSettings.of(self), HSubsetReweighting.of(self)
         with self._threads():
-            kernel, gamma = self._fit_kernel(X, rng)
+            kernel, gamma = fit_kernel(self._make_kernel(), X, self.gamma, settings, rng)
             k_req, h = robpca.sizes(X.shape[0])
             # many solves over one operator: keep the tiles that fit, no start block
             plan = replace(make_plan(X, kernel, settings, reweights=True,
@@ -587,9 +587,8 @@ class KernelROBPCA(OwnAlgorithm):
                 plan = device_plan(plan, device, settings)
             op = build_operator(X, plan, settings, rng, start=False)
             state = robpca.run(X, kernel, op, plan, settings, h, k_req, rng)
-        out = commit(self, robpca.result(X, kernel, gamma, plan, state, self.contamination))
-        return out if device is None else from_host(out, device_namespace(device),
-                                                    device.device)
+        return commit(self, robpca.result(X, kernel, gamma, plan, state, self.contamination),
+                      device_X=device)
 
     def influence(self):
         """Refused: the empirical influence (:class:`kpca.diagnostics.Influence`) is
