@@ -12,7 +12,6 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
-from .._array_api import device_namespace, from_host
 from .._base import N_COMPONENTS, extend_init
 from .._fit import (
     FitSettings,
@@ -21,9 +20,11 @@ from .._fit import (
     alternate,
     commit,
     exact_result,
+    fit_rows,
     resolved_gamma,
 )
 from .._kernel_pca import KernelPCA
+from .._parallel import job_threads
 from ..kernels import Anova
 from ..solvers import EigenResult
 from ._base import OwnAlgorithm
@@ -258,11 +259,11 @@ class AnovaKernelPCA(OwnAlgorithm):
     def _fit_algorithm(self, X) -> Any:
         """Alternate KPCA of ``K~_beta`` and the ``beta`` step (:class:`AnovaWeights`; on
         a device array's device throughout, docs/scaling.md); one commit at the end."""
-        X, device, distributed, rng = self._fit_rows(X)
+        X, device, distributed, rng = fit_rows(self, X, self._make_kernel())
         settings, mean = FitSettings.of(self), MeanCentring()
         weights = AnovaWeights(gamma=self.gamma, c=None if self.c is None else float(self.c),
                                tol=self.beta_tol, max_iter=self.beta_max_iter)
-        with self._threads():
+        with job_threads(self.n_jobs):
             kernel, dec = alternate(X, weights, settings, mean, rng, distributed=distributed,
                                     device=device, primal=False)
             gamma_used = resolved_gamma(kernel, X, self.gamma, rng)
@@ -272,5 +273,4 @@ class AnovaKernelPCA(OwnAlgorithm):
                           stacklevel=3)
         result = exact_result(X, kernel, gamma_used, dec, settings, mean, device_X=device)
         result.attributes.update(weights.fitted())
-        Z = commit(self, result)
-        return Z if device is None else from_host(Z, device_namespace(device), device.device)
+        return commit(self, result, device_X=device)

@@ -6,16 +6,14 @@ from __future__ import annotations
 import logging
 from abc import abstractmethod
 from numbers import Integral, Real
-from typing import Any
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._base import N_COMPONENTS
-from .._fit import Centring, fit_rows
+from .._fit import Centring
 from .._kernel_pca import KernelPCA
-from .._parallel import job_threads
 from ..diagnostics import norm_floor, od_noise
 from ..operators import Centering, KernelOperator, center, host_matmat
 
@@ -136,11 +134,3 @@ class OwnAlgorithm(KernelPCA):
     def _fit_algorithm(self, X):
         """Fit (one commit of every fitted attribute); returns the training scores."""
 
-    def _fit_rows(self, X) -> tuple[Any, Any, bool, Any]:
-        """The training rows, on their device, whether distributed, and the RNG
-        (:func:`kpca._fit.fit_rows`)."""
-        return fit_rows(self, X, self._make_kernel())
-
-    def _threads(self):
-        """The threads of the fit's linear algebra (``n_jobs``)."""
-        return job_threads(self.n_jobs)

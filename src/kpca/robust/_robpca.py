@@ -27,10 +27,12 @@ from .._fit import (
     commit,
     device_plan,
     fit_kernel,
+    fit_rows,
     make_plan,
     solve_centred,
 )
 from .._kernel_pca import KernelPCA
+from .._parallel import job_threads
 from ..diagnostics import norm_floor, od_noise
 from ..kernels import Precomputed
 from ..operators import Centering, host_matmat
@@ -575,9 +577,9 @@ class KernelROBPCA(OwnAlgorithm):
     def _fit_algorithm(self, X) -> Any:
         """ROBPCA (:class:`HSubsetReweighting`) on the pipeline's operator; returns the
         raw training scores ``<phi(x_i) - theta, f_l>``."""
-        X, device, _, rng = self._fit_rows(X)  # on a device: the kernel passes there
+        X, device, _, rng = fit_rows(self, X, self._make_kernel())  # device: passes there
         settings, robpca = FitSettings.of(self), HSubsetReweighting.of(self)
-        with self._threads():
+        with job_threads(self.n_jobs):
             kernel, gamma = fit_kernel(self._make_kernel(), X, self.gamma, settings, rng)
             k_req, h = robpca.sizes(X.shape[0])
             # many solves over one operator: keep the tiles that fit, no start block
