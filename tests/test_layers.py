@@ -25,20 +25,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "kpca"
 
 #: private names imported (or read) across layers: (importing module, the name's path)
-ALLOWED_IMPORTS = {
-    # the incremental estimator builds on the Nystrom machinery of approx (landmarks,
-    # feature statistics), which approx does not export (IncrementalKernelPCA's rework)
-    ("kpca._incremental", "kpca.approx._base.inverse_sqrt"),
-    ("kpca._incremental", "kpca.approx._base.landmark_subspace"),
-    ("kpca._incremental", "kpca.approx._base.row_blocks"),
-    ("kpca._incremental", "kpca.approx._feature_pca.FeatureStats"),
-    ("kpca._incremental", "kpca.approx._feature_pca.accumulate"),
-    ("kpca._incremental", "kpca.approx._feature_pca.solve"),
-    # `kpca info` reports which compiled variant of each native kernel runs
-    # (NATIVE_RBF_VARIANT, NATIVE_VARIANT: not public constants)
-    ("kpca._info", "kpca.kernels._standard"),
-    ("kpca._info", "kpca.operators._tiled"),
-}
+ALLOWED_IMPORTS: set = set()
 
 #: private methods overridden across layers: (overriding class, overridden method)
 ALLOWED_OVERRIDES = {

@@ -53,9 +53,8 @@ from ._kernel_pca import KernelPCA
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from ._parallel import blas_threads, job_threads, sized_threads
 from ._rows import RowSource
-from .approx._base import inverse_sqrt, landmark_subspace, row_blocks
-from .approx._feature_pca import FeatureStats, accumulate
-from .approx._feature_pca import solve as feature_solve
+from .approx import FeatureStats, accumulate, inverse_sqrt, landmark_subspace, row_blocks
+from .approx import solve as feature_solve
 from .diagnostics import norm_floor, od_noise
 from .kernels import KERNELS, Kernel, Precomputed, make_kernel
 from .operators import (

@@ -53,15 +53,14 @@ def system_info() -> dict[str, Any]:
     from threadpoolctl import threadpool_info
 
     from ._version import __version__
-    from .kernels import _standard
-    from .operators import _tiled, n_threads
+    from .kernels import NATIVE_RBF_VARIANT
+    from .operators import NATIVE_VARIANT, n_threads
 
     versions = {"kpca": __version__, "python": platform.python_version()}
     for dist in ("numpy", "scipy", "scikit-learn", "threadpoolctl"):
         versions[dist] = _version(dist)
     native = {"KPCA_NATIVE": os.environ.get(_native.ENV), "request": _native.REQUEST}
-    for key, choice in (("tile_product", _tiled.NATIVE_VARIANT),
-                        ("rbf_block", _standard.NATIVE_RBF_VARIANT)):
+    for key, choice in (("tile_product", NATIVE_VARIANT), ("rbf_block", NATIVE_RBF_VARIANT)):
         native[key] = {"variant": choice.variant or "numpy", "reason": choice.reason,
                        "available": list(choice.available)}
     blas = [{k: lib.get(k) for k in ("user_api", "internal_api", "version", "architecture",

@@ -2,7 +2,7 @@
 PCA on an explicit feature map streamed over row blocks (docs/math.md, "Large n:
 Nyström and random features")."""
 
-from ._base import FeatureKernelPCA, FeatureMap
+from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, landmark_subspace, row_blocks
 from ._error import ApproximationError, ExactReference
 from ._feature_pca import FeaturePCA, FeatureStats, accumulate, solve
 from ._nystrom import LANDMARKS, NystromKernelPCA, NystromMap
@@ -20,5 +20,8 @@ __all__ = [
     "NystromMap",
     "RandomFeatureKernelPCA",
     "accumulate",
+    "inverse_sqrt",
+    "landmark_subspace",
+    "row_blocks",
     "solve",
 ]

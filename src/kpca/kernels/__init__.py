@@ -18,6 +18,7 @@ from ._features import FourierFeatures
 from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
 from ._standard import (
     KERNELS,
+    NATIVE_RBF_VARIANT,
     RBF,
     Anova,
     Callable,
@@ -44,6 +45,7 @@ __all__ = [
     "feature_dimension",
     "GAMMA_HEURISTICS",
     "KERNELS",
+    "NATIVE_RBF_VARIANT",
     "RBF",
     "Anova",
     "Callable",

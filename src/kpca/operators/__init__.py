@@ -14,9 +14,10 @@ from ._gram import (
 from ._growing import GrowingGram, NewColumns
 from ._growing_device import DeviceCenteredGrowing, DeviceGrowingGram, DeviceNewColumns
 from ._rows import compiled_rows
-from ._tiled import TiledKernelOperator, TileLayout, tile_layout
+from ._tiled import NATIVE_VARIANT, TiledKernelOperator, TileLayout, tile_layout
 
 __all__ = [
+    "NATIVE_VARIANT",
     "CenteredOperator",
     "Centering",
     "DenseOperator",
