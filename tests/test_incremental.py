@@ -1056,3 +1056,19 @@ def test_more_components_than_landmarks_is_an_error_naming_max_rows(mode):
     # the exact mode keeps every row: no landmark limit
     assert IncrementalKernelPCA(n_components=5, mode="exact", gamma=0.5).fit(
         X).n_components_ == 5
+
+
+def test_diagnostics_default_to_the_training_rows_only_where_the_model_keeps_them():
+    """``raw_projection()`` (X=None) reads ``X_fit_`` where it holds every row seen: the
+    exact mode, and the bounded mode while every row is a landmark (its scores then
+    equal those of the rows passed again); with fewer landmarks than rows it refuses."""
+    X = np.random.default_rng(0).normal(size=(300, 4))
+    for mode in ("exact", "bounded"):
+        m = IncrementalKernelPCA(3, kernel="rbf", mode=mode).fit(X)
+        Y, sq = m.raw_projection()
+        Y2, sq2 = m.raw_projection(X)
+        np.testing.assert_allclose(Y, Y2, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(sq, sq2, rtol=0, atol=1e-12)
+    fewer = IncrementalKernelPCA(3, kernel="rbf", mode="bounded", max_rows=100).fit(X)
+    with pytest.raises(ValueError, match="does not keep its training rows"):
+        fewer.raw_projection()

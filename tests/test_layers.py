@@ -31,8 +31,6 @@ ALLOWED_IMPORTS: set = set()
 ALLOWED_OVERRIDES = {
     # the estimators fill in BaseKernelPCA's hooks for the diagnostics with X=None and
     # for the block budget (kpca._base is a layer of its own, below the estimators)
-    ("kpca._incremental.IncrementalKernelPCA", "kpca._base.BaseKernelPCA._training_rows"),
-    ("kpca._kernel_pca.KernelPCA", "kpca._base.BaseKernelPCA._training_rows"),
     ("kpca.approx._base.FeatureKernelPCA", "kpca._base.BaseKernelPCA._block_bytes"),
 }
 

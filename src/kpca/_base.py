@@ -207,10 +207,13 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """Validate rows to transform (``reset=False``)."""
 
     def _training_rows(self) -> Any:
-        """The training rows for diagnostics with ``X=None``."""
-        raise ValueError(
-            f"{type(self).__name__} does not keep its training rows: pass X explicitly."
-        )
+        """The training rows for diagnostics with ``X=None``: ``X_fit_`` where it holds
+        every row the model has seen (not landmarks: an approximate or bounded model)."""
+        rows = getattr(self, "X_fit_", None)
+        if rows is None or rows.shape[0] != getattr(self, "n_samples_seen_", rows.shape[0]):
+            raise ValueError(
+                f"{type(self).__name__} does not keep its training rows: pass X explicitly.")
+        return rows
 
     def _training_kernel_diag(self) -> np.ndarray | None:
         """``k(x_i, x_i)`` of the training rows where the kernel cannot evaluate it: the

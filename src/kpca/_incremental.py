@@ -444,11 +444,6 @@ n_features)
                              "for the other methods pass the rows as an array.")
         return self._validate_batch(X, first=False)
 
-    def _training_rows(self) -> Any:
-        if getattr(self, "mode_", "exact") == "bounded":
-            return super()._training_rows()
-        return self.X_fit_
-
     def _make_kernel(self) -> Kernel:
         kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params,

@@ -250,9 +250,6 @@ class KernelPCA(BaseKernelPCA):
         refuse_device(X, f"this method of {type(self).__name__}")
         return validate_rows(self, X, reset=False, kernel=self.kernel_)
 
-    def _training_rows(self) -> Any:
-        return self.X_fit_
-
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
