@@ -42,6 +42,7 @@ builds, one-sweep products) out of a comparison of two trees that differ in both
         --memory-limit 3GB --repeats 1 --pairs 2
     python benchmarks/ab_pipeline.py solvers --before ... --after src --native off
     python benchmarks/ab_pipeline.py incremental --before ... --after src
+    python benchmarks/ab_pipeline.py solvers --table runs.jsonl   # a --json file's pairs
 """
 
 from __future__ import annotations
@@ -152,11 +153,62 @@ def run_tree(src: str, a: argparse.Namespace) -> dict[str, dict]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def table(runs: dict[str, list[dict]]) -> None:
+    """Print the markdown table of ``runs`` (tree -> one result per process, in pair
+    order) and a summary line."""
+    print("| cell | CPU before (ms) | CPU after (ms) | **CPU after / before** | pairs' CPU "
+          "ratios | wall before (ms) | wall after (ms) | wall after / before | same work |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ratios = []
+    for cell in runs["before"][0]:
+        rows = {t: [r[cell] for r in runs[t]] for t in runs}
+        med = {(t, m): statistics.median(x[m] for x in rows[t]) for t in rows
+               for m in ("cpu", "wall")}
+        pair_ratios = sorted(ra["cpu"] / rb["cpu"] for ra, rb in zip(rows["after"],
+                                                                      rows["before"],
+                                                                      strict=True))
+        keys = [key for key in ("eigen_solver_", "n_passes_", "k") if key in rows["after"][0]]
+        same = "; ".join(
+            f"{key} {rows['before'][0].get(key)}" if rows["before"][0].get(key)
+            == rows["after"][0].get(key)
+            else f"{key} {rows['before'][0].get(key)} -> {rows['after'][0].get(key)}"
+            for key in keys)
+        cb, ca = med["before", "cpu"], med["after", "cpu"]
+        wb, wa = med["before", "wall"], med["after", "wall"]
+        ratios.append((ca / cb, wa / wb, cell))
+        print(f"| {cell} | {cb * 1e3:.0f} | {ca * 1e3:.0f} | **{ca / cb:.2f}** | "
+              f"{pair_ratios[0]:.2f}-{pair_ratios[-1]:.2f} | {wb * 1e3:.0f} | "
+              f"{wa * 1e3:.0f} | {wa / wb:.2f} | {same} |")
+    cpu = sorted(r[0] for r in ratios)
+    wall = sorted(r[1] for r in ratios)
+    print(f"\n{len(ratios)} cells, {len(runs['after'])} pairs: CPU after/before median "
+          f"{statistics.median(cpu):.2f} ({cpu[0]:.2f}-{cpu[-1]:.2f}), wall median "
+          f"{statistics.median(wall):.2f} ({wall[0]:.2f}-{wall[-1]:.2f}); over 1.10 (CPU): "
+          + (", ".join(f"{c} {r:.2f}" for r, _, c in ratios if r > 1.10) or "none"))
+
+
+def from_json(path: str, suite: str, native: str | None) -> dict[str, list[dict]]:
+    """The complete pairs of ``path``'s records (written by --json) of one suite and
+    KPCA_NATIVE: a run stopped early still gives its finished pairs."""
+    pairs: dict[int, dict[str, dict]] = {}
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["suite"] == suite and rec["native"] == native:
+                pairs.setdefault(rec["pair"], {})[rec["tree"]] = rec["cells"]
+    done = [pairs[p] for p in sorted(pairs) if len(pairs[p]) == 2]
+    if not done:
+        sys.exit(f"{path}: no complete before/after pair of {suite} (KPCA_NATIVE={native})")
+    return {t: [p[t] for p in done] for t in ("before", "after")}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("suite", choices=["fit", "solvers", "incremental"])
-    ap.add_argument("--before", required=True, help="src folder of the old tree")
-    ap.add_argument("--after", required=True, help="src folder of the new tree")
+    ap.add_argument("--before", help="src folder of the old tree")
+    ap.add_argument("--after", help="src folder of the new tree")
+    ap.add_argument("--table", metavar="JSON", help="only print the table of the complete "
+                    "pairs a --json file holds for this suite and --native (no runs)")
     ap.add_argument("--pairs", type=int, default=5, help="before/after process pairs")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per cell and process")
     ap.add_argument("--n", type=int, nargs="+", default=None,
@@ -169,6 +221,11 @@ def main(argv=None) -> int:
     ap.add_argument("--native", default=None, help="KPCA_NATIVE in both trees (e.g. off)")
     ap.add_argument("--json", help="also append the per-process results to this file")
     a = ap.parse_args(argv)
+    if a.table:
+        table(from_json(a.table, a.suite, a.native))
+        return 0
+    if not (a.before and a.after):
+        ap.error("--before and --after are required (the src folders of the two trees)")
     if a.n is None:
         a.n = [2000, 5000, 20000] if a.suite == "fit" else [500, 1500, 3500]
     trees = {"before": str(Path(a.before).resolve()), "after": str(Path(a.after).resolve())}
@@ -187,27 +244,7 @@ def main(argv=None) -> int:
     print(f"\n{a.suite}, KPCA_NATIVE={a.native or 'unset'}, {a.pairs} pairs (ABBA), "
           f"{a.repeats} timed runs per cell and process; load average "
           f"{load0[0]:.1f}/{load0[1]:.1f} -> {load1[0]:.1f}/{load1[1]:.1f} (1/5 min)\n")
-    print("| cell | CPU before (ms) | CPU after (ms) | **CPU after / before** | pairs' CPU "
-          "ratios | wall before (ms) | wall after (ms) | wall after / before | same work |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for cell in runs["before"][0]:
-        rows = {t: [r[cell] for r in runs[t]] for t in runs}
-        med = {(t, m): statistics.median(x[m] for x in rows[t]) for t in rows
-               for m in ("cpu", "wall")}
-        pair_ratios = sorted(ra["cpu"] / rb["cpu"] for ra, rb in zip(rows["after"],
-                                                                      rows["before"],
-                                                                      strict=True))
-        keys = [key for key in ("eigen_solver_", "n_passes_", "k") if key in rows["after"][0]]
-        same = "; ".join(
-            f"{key} {rows['before'][0].get(key)}" if rows["before"][0].get(key)
-            == rows["after"][0].get(key)
-            else f"{key} {rows['before'][0].get(key)} -> {rows['after'][0].get(key)}"
-            for key in keys)
-        cb, ca = med["before", "cpu"], med["after", "cpu"]
-        wb, wa = med["before", "wall"], med["after", "wall"]
-        print(f"| {cell} | {cb * 1e3:.0f} | {ca * 1e3:.0f} | **{ca / cb:.2f}** | "
-              f"{pair_ratios[0]:.2f}-{pair_ratios[-1]:.2f} | {wb * 1e3:.0f} | "
-              f"{wa * 1e3:.0f} | {wa / wb:.2f} | {same} |")
+    table(runs)
     return 0
 
 
