@@ -30,6 +30,9 @@ two-core machine):
     ``partial_fit`` of that model (on a shallow copy each time, as
     bench_incremental --costs), and one of a model streamed in 500-row batches to
     --at rows (the stream itself is timed once per process).
+``stream``
+    only the stream of ``incremental`` (``partial_fit`` of 500-row batches to --at
+    rows, both data sets), timed as the other cells: a warm-up and --repeats runs.
 
 ``--native off`` sets ``KPCA_NATIVE=off`` in both trees' processes: NumPy only, no
 compiled kernels, which takes the speed work of the compiled kernels (issue 31: -O3
@@ -108,6 +111,18 @@ elif suite == "incremental":
             def update(base=base, nxt=X[at:at + b]):
                 return copy.copy(base).partial_fit(nxt)
             cells[f"{{data}}: update {{b}} at {{at}} ({{how}})"] = update
+elif suite == "stream":
+    from bench_incremental import make_data
+    at, b = args["at"], 500
+    for data in ("gauss", "blobs"):
+        X = make_data(data, at, seed=0)
+        gamma = 0.05 if data == "gauss" else 1.0 / (X.shape[1] * X[:b].var())
+        def stream(X=X, gamma=gamma):
+            model = kpca.IncrementalKernelPCA(10, kernel="rbf", gamma=gamma)
+            for s in range(0, at, b):
+                model.partial_fit(X[s:s + b])
+            return model
+        cells[f"{{data}}: stream {{at}} rows in {{b}}-row batches"] = stream
 
 def info(model):
     out = {{"k": int(np.asarray(model.eigenvalues_).shape[0])}}
@@ -204,7 +219,7 @@ def from_json(path: str, suite: str, native: str | None) -> dict[str, list[dict]
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("suite", choices=["fit", "solvers", "incremental"])
+    ap.add_argument("suite", choices=["fit", "solvers", "incremental", "stream"])
     ap.add_argument("--before", help="src folder of the old tree")
     ap.add_argument("--after", help="src folder of the new tree")
     ap.add_argument("--table", metavar="JSON", help="only print the table of the complete "
