@@ -28,11 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kpca"
 ALLOWED_IMPORTS: set = set()
 
 #: private methods overridden across layers: (overriding class, overridden method)
-ALLOWED_OVERRIDES = {
-    # the estimators fill in BaseKernelPCA's hooks for the diagnostics with X=None and
-    # for the block budget (kpca._base is a layer of its own, below the estimators)
-    ("kpca.approx._base.FeatureKernelPCA", "kpca._base.BaseKernelPCA._block_bytes"),
-}
+ALLOWED_OVERRIDES: set = set()
 
 
 # ----------------------------------------------------------------------- the source

@@ -119,6 +119,19 @@ def extend_init(base: type, *, drop: tuple[str, ...] = (), **extra: Any):
     return decorate
 
 
+def memory_block_bytes(est: Any, setting: str, copies: int) -> int:
+    """The block budget ``setting`` (kpca._config) in bytes, less when ``est``'s
+    ``memory_limit`` is smaller: at most ``1 / copies`` of it per thread (``n_jobs``),
+    and at least the setting ``min_block_bytes``."""
+    cfg = get_config()
+    default = cfg[setting]
+    limit = parse_memory(getattr(est, "memory_limit", None))
+    if limit is None:
+        return default
+    per_thread = limit // (copies * n_threads(est.n_jobs))
+    return max(cfg["min_block_bytes"], min(default, per_thread))
+
+
 def is_fraction(n_components: Any) -> bool:
     """Whether ``n_components`` asks for a share of the variance (a float in (0, 1), the
     estimators validate the range) rather than a number of components."""
@@ -273,17 +286,12 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if xp.isdtype(X.dtype, "real floating") and not bool(xp.all(xp.isfinite(X))):
             raise ValueError("Input X contains NaN or infinity.")
 
+    @abstractmethod
     def _block_bytes(self, setting: str, copies: int) -> int:
-        """The block budget ``setting`` (kpca._config) in bytes, less when
-        ``memory_limit`` is smaller: at most ``1 / copies`` of it per thread, and at
-        least the setting ``min_block_bytes``."""
-        cfg = get_config()
-        default = cfg[setting]
-        limit = parse_memory(getattr(self, "memory_limit", None))
-        if limit is None:
-            return default
-        per_thread = limit // (copies * n_threads(self.n_jobs))
-        return max(cfg["min_block_bytes"], min(default, per_thread))
+        """Bytes of one block of the row-block work (transform, pre-images) that the
+        block budget ``setting`` (kpca._config) sizes, ``copies`` such blocks per thread
+        in flight: the exact estimators bound it by ``memory_limit``
+        (:func:`memory_block_bytes`); the streaming ones by their ``block_size``."""
 
     @property
     def _n_features_out(self) -> int:

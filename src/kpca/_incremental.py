@@ -46,7 +46,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ._array_api import device_memory_limit, device_namespace, float_dtype, from_host, to_host
-from ._base import BaseKernelPCA, extend_init, kernel_parameters, outlier_statistics
+from ._base import (
+    BaseKernelPCA,
+    extend_init,
+    kernel_parameters,
+    memory_block_bytes,
+    outlier_statistics,
+)
 from ._config import get_config
 from ._fit import FitResult, commit
 from ._kernel_pca import KernelPCA
@@ -443,6 +449,9 @@ n_features)
             raise ValueError("IncrementalKernelPCA reads a RowSource in fit and partial_fit; "
                              "for the other methods pass the rows as an array.")
         return self._validate_batch(X, first=False)
+
+    def _block_bytes(self, setting: str, copies: int) -> int:
+        return memory_block_bytes(self, setting, copies)
 
     def _make_kernel(self) -> Kernel:
         kernel = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree,

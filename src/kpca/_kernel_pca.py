@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import refuse_device
-from ._base import N_COMPONENTS, BaseKernelPCA, kernel_parameters
+from ._base import N_COMPONENTS, BaseKernelPCA, kernel_parameters, memory_block_bytes
 from ._fit import (
     Centring,
     FitSettings,
@@ -249,6 +249,9 @@ class KernelPCA(BaseKernelPCA):
         # transform, inverse_transform and denoise take device arrays before this
         refuse_device(X, f"this method of {type(self).__name__}")
         return validate_rows(self, X, reset=False, kernel=self.kernel_)
+
+    def _block_bytes(self, setting: str, copies: int) -> int:
+        return memory_block_bytes(self, setting, copies)
 
     # ------------------------------------------------------------------ fitting
     @_fit_context(prefer_skip_nested_validation=True)
