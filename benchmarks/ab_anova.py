@@ -15,11 +15,11 @@ each tree and the ratio of their medians. kpca only (no other library fits ANOVA
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
+
+from _ab import run_child
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -57,9 +57,7 @@ def main(argv=None) -> int:
         for tree in ("before", "after"):
             src = os.path.abspath(getattr(args, tree))
             code = CHILD.format(src=src, n=args.n, p=args.p, repeats=args.repeats)
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True, env=dict(os.environ, PYTHONPATH=src))
-            medians[tree].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            medians[tree].append(run_child(code, src))
             print(tree, medians[tree][-1], file=sys.stderr)
     print(f"n = {args.n}, p = {args.p}, {args.repeats} fits per process, {args.pairs} "
           f"processes per tree; iterations: {medians['after'][-1][2]:.0f}")

@@ -21,8 +21,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+from _ab import run_child
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -53,10 +54,7 @@ def run_tree(src: str, args: argparse.Namespace) -> dict[int, list[float]]:
     code = CHILD.format(src=src, warm=args.warm, d=args.d, k=args.k, sizes=args.n,
                         repeats=args.repeats, memory_limit=args.memory_limit,
                         n_jobs=args.n_jobs)
-    env = dict(os.environ, PYTHONPATH=src)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True)
-    return {int(n): s for n, s in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+    return {int(n): s for n, s in run_child(code, src).items()}
 
 
 def main(argv=None) -> int:

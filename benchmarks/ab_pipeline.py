@@ -54,9 +54,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+from _ab import run_child
 
 HERE = Path(__file__).resolve().parent
 
@@ -158,14 +159,7 @@ def run_tree(src: str, a: argparse.Namespace) -> dict[str, dict]:
     args = {"n": a.n, "k": a.k, "data": a.data, "at": a.at, "repeats": a.repeats,
             "memory_limit": a.memory_limit}
     code = CHILD.format(bench=str(HERE), src=src, suite=a.suite, args=args)
-    env = dict(os.environ, PYTHONPATH=src)
-    if a.native:
-        env["KPCA_NATIVE"] = a.native
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True)
-    if out.returncode:
-        sys.exit(f"{src}: child failed\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(code, src, **({"KPCA_NATIVE": a.native} if a.native else {}))
 
 
 def table(runs: dict[str, list[dict]]) -> None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
+
+from _ab import run_child
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,10 +42,7 @@ print(json.dumps({{"s": statistics.median(times), "solver": model.eigen_solver_,
 
 def run_tree(src: str, data: str, n: int, k: int, repeats: int) -> dict:
     code = CHILD.format(bench=str(HERE), src=src, data=data, n=n, k=k, repeats=repeats)
-    env = dict(os.environ, PYTHONPATH=src)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(code, src)
 
 
 def main() -> None:

@@ -23,8 +23,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+from _ab import run_child
 
 CASES = ("rbf32", "rbf64", "spherical", "sparse", "small")
 
@@ -72,10 +73,7 @@ def run_tree(src: str, args: argparse.Namespace) -> dict[str, list[float]]:
     code = CHILD.format(src=src, d=args.d, k=args.k, train=args.train, rows=args.rows,
                         repeats=args.repeats, n_jobs=args.n_jobs,
                         small_calls=args.small_calls)
-    env = dict(os.environ, PYTHONPATH=src)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(code, src)
 
 
 def main(argv=None) -> int:

@@ -8,6 +8,7 @@ component selection and ``transform`` live here (see :mod:`._feature_pca`).
 from __future__ import annotations
 
 import logging
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
@@ -436,9 +437,9 @@ class FeatureKernelPCA(BaseKernelPCA):
         rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
         return exact_reference(self.kernel_, rows, self.n_components_)
 
+    @abstractmethod
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         """The fitted feature map ``phi^`` of ``rows`` (float64), shape (s, q)."""
-        raise NotImplementedError
 
     def _block_bytes(self, setting: str, copies: int) -> int:
         # blocks of ``block_size`` rows, or what fits the streaming block budget

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
@@ -215,7 +216,7 @@ def krylov_start(n: int, b: int, random_state=None) -> np.ndarray:
     return qr(rng.standard_normal((n, b)), mode="economic")[0]
 
 
-class BlockAlgebra:
+class BlockAlgebra(ABC):
     """The tall-block algebra of block Lanczos, written against an array namespace.
 
     :func:`block_lanczos` (the one loop, for every backend) keeps the ``n x m`` basis
@@ -324,9 +325,9 @@ class BlockAlgebra:
         """``Q Y`` for host coefficients ``Y`` (Ritz vectors, thick restart)."""
         return Q @ self.asarray(np.ascontiguousarray(Y))
 
+    @abstractmethod
     def dense(self, op: Any, k: int) -> EigenResult:
         """The dense solver of this backend (a full basis would cover half the space)."""
-        raise NotImplementedError
 
 
 class HostAlgebra(BlockAlgebra):
