@@ -500,7 +500,8 @@ class GrowingGram(KernelOperator):
         """``T @ V`` (float64 accumulation across tiles; returned in float64).
 
         One read of each stored tile for both of its products: kpca's compiled kernel
-        where this CPU has one (``V``'s columns padded to a multiple of its vector),
+        where this CPU has one (``V``'s columns padded to whole vectors only past half
+        a vector, :func:`kpca.operators._tiled.native_columns`),
         else NumPy's products slice by slice
         (:meth:`TiledKernelOperator._tile_product`). The tiles are shared between the
         workers, largest first, each worker summing into its own accumulator; the
@@ -510,9 +511,9 @@ class GrowingGram(KernelOperator):
         vec = V.ndim == 1
         V = V.reshape(self.n, -1)
         q = V.shape[1]
-        width = _tiled.NATIVE_WIDTH.get(self.dtype) if _tiled.NATIVE else None
-        if width:
-            Vs = np.zeros((self.n, -(-q // width) * width), dtype=self.dtype)
+        width = _tiled.native_columns(q, self.dtype)
+        if width is not None and width != q:
+            Vs = np.zeros((self.n, width), dtype=self.dtype)
             Vs[:, :q] = V
         else:
             Vs = np.ascontiguousarray(V, dtype=self.dtype)

@@ -47,11 +47,30 @@ NATIVE_VARIANT = _native.select(_tileprod_ext, "tile product", _native.REQUEST)
 _tileprod = NATIVE_VARIANT.functions
 #: whether stored tiles use the compiled one-sweep product (:func:`native_tile_product`)
 NATIVE = _tileprod is not None
-#: the compiled kernel works on blocks of a multiple of this many columns (the values
+#: the compiled kernel works on vectors of this many columns (the values
 #: of one of the variant's vectors), by tile dtype
 NATIVE_WIDTH = ({} if _tileprod is None else
                 dict(zip((np.dtype(np.float32), np.dtype(np.float64)), _tileprod.widths,
                          strict=True)))
+
+
+def native_columns(q: int, dtype: Any) -> int | None:
+    """Columns to hand the compiled one-sweep product for a block of ``q`` (the block
+    padded with zero columns to that many), or None where it does not run for
+    ``dtype``.
+
+    The kernel takes whole vectors of columns (:data:`NATIVE_WIDTH`) and the last
+    ``q mod width`` in a dot-product form that costs about half a vector per two
+    columns (``_tileprod_kernel.h``); so up to half a vector of them is cheaper than
+    the zero columns that would complete it, more is not (measured on the avx2
+    variant, 10,500 rows, one thread: 10 columns 44 ms against 59 padded to 16; 12: 52
+    against 56).
+    """
+    width = NATIVE_WIDTH.get(np.dtype(dtype)) if NATIVE else None
+    if width is None:
+        return None
+    return q if q % width <= width // 2 else -(-q // width) * width
+
 
 # the sizes of pieces and slices are settings (kpca._config): fused_rows and fused_cols
 # (``transform``'s pieces), l2_cache_bytes (the operator's pieces, :func:`fused_piece`)
@@ -189,7 +208,8 @@ def native_tile_product(T: np.ndarray, diagonal: bool, V: np.ndarray, W: np.ndar
     diagonal : bool
         ``T`` is a diagonal tile (square and symmetric: one product).
     V : ndarray of shape (n, b), ``T``'s dtype, C-contiguous
-        ``b`` a multiple of :data:`NATIVE_WIDTH` for that dtype.
+        Any ``b``: whole vectors of :data:`NATIVE_WIDTH` columns for that dtype, the
+        rest in the kernel's dot-product form (:func:`native_columns`).
     W : ndarray of shape (n, lead + b), float64
         Accumulated in place.
     """
@@ -413,7 +433,9 @@ class TiledKernelOperator(KernelOperator):
         if ones_first and not np.all(V[:, 0] == 1):
             raise ValueError("ones_first: the block's first column must be all ones")
         # the compiled one-sweep product for stored tiles (if any), on the columns after
-        # the ones (a multiple of 16 of them for float32, of 8 for float64)
+        # the ones, where they fill whole vectors (KernelPCA's blocks are multiples of
+        # 8: whole avx2 vectors; the dot-product form of other widths was measured on
+        # the growing matrix's passes only, IncrementalKernelPCA's)
         native = (NATIVE and bool(self._keep) and self.dtype in NATIVE_WIDTH
                   and (b - lead) % NATIVE_WIDTH[self.dtype] == 0)
         shift = None if self._deferred else self._centering_rows()

@@ -11,9 +11,12 @@
  * value T[r, j] is multiplied into the row accumulators of W[I] (registers) and
  * into the row W[J][j] (one load and store per 8 rows). A row of the block is cut
  * into vectors (16 float32 values: one AVX-512 register; 8: one AVX2 register, or
- * two SSE2/NEON ones in the portable variant), so the block's width must be a
- * multiple of the variant's vector (half as many float64 values: the same kernel,
- * _tileprod_kernel.h, is compiled for each variant and type).
+ * two SSE2/NEON ones in the portable variant; half as many float64 values: the same
+ * kernel, _tileprod_kernel.h, is compiled for each variant and type). The last
+ * b mod LANES columns, too few for a vector, go in a dot-product form instead:
+ * vectors along the tile's rows, against those columns of V[J] transposed, for each
+ * block of rows while it is in cache; so a block of any width is taken, and 10
+ * columns cost about 10 columns' work rather than the 16 of two vectors.
  *
  * Optionally the same sweep adds the tile's row sums (T 1) and column sums (T^T 1),
  * which the construction pass needs for centring.
@@ -33,6 +36,9 @@
 #include "../kernels/_rbfblock.h"
 #include <math.h>
 #include <stdlib.h>
+
+#define KPCA_CAT_(a, b) a##b
+#define KPCA_CAT(a, b) KPCA_CAT_(a, b)
 
 /* --- portable: 16-byte vectors (_portable.h), 4 float32 or 2 float64 values */
 #define TARGET
@@ -317,12 +323,6 @@ product(PyObject *self, PyObject *args)
                                               "slice_rows below 1");
             goto done;
         }
-    }
-    Py_ssize_t lanes = type == 'f' ? kernels[v].lanes_f32 : kernels[v].lanes_f64;
-    if (sgemm == NULL && b % lanes != 0) {
-        PyErr_Format(PyExc_ValueError, "b must be a multiple of %zd for %s tiles", lanes,
-                     type == 'f' ? "float32" : "float64");
-        goto done;
     }
     if (get(vi, &VI, 0, 2, m, b, "VI", type) || get(wi, &WI, 1, 2, m, b, "WI", type) ||
         get(wj, &WJ, 1, 2, c, b, "WJ", type) ||

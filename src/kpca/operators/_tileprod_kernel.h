@@ -6,14 +6,121 @@
  * VFMADD, VMUL, VADD, VZERO, VREDUCE), TARGET (the variant's target attribute, or
  * nothing) and FUNC (the function's name) defined for it.
  */
+#define TAIL KPCA_CAT(FUNC, _tail)
+#define TAIL_ROWS KPCA_CAT(FUNC, _tail_rows)
+
+/* NR (1 or 2) rows r.. of the last columns q0, q0 + NC - 1 (NC: 1 or 2) of the block
+   (W[I] += T V[J] and, if both, W^T[J] += T^T V[I]) in the dot-product form: vectors
+   run along the tile's row, against the columns of V[J] transposed into contiguous
+   rows (vjt: t x c) and accumulated into W[J] transposed (wjt); each product's sum is
+   a vector of partial sums, reduced at the row's end. Called with constant NR and NC
+   (inlined: the loops over them unroll and the sums stay in registers). */
+TARGET static inline __attribute__((always_inline)) void
+TAIL(const SCALAR *T, Py_ssize_t c, Py_ssize_t b, Py_ssize_t r, int NR, Py_ssize_t q0,
+     int NC, const SCALAR *vjt, const SCALAR *VI, SCALAR *WI, SCALAR *wjt, int both)
+{
+    VEC a[2][2], s[2][2];
+    SCALAR rest[2][2] = {{0, 0}, {0, 0}};
+    for (int i = 0; i < NR; ++i)
+        for (int u = 0; u < NC; ++u) {
+            a[i][u] = VZERO();
+            s[i][u] = VSET1(VI[(r + i) * b + q0 + u]);
+        }
+    const SCALAR *t0 = T + r * c, *t1 = T + (r + NR - 1) * c;
+    Py_ssize_t j = 0;
+    for (; j + LANES <= c; j += LANES) {
+        VEC x[2];
+        x[0] = VLOAD(t0 + j);
+        x[1] = VLOAD(t1 + j);
+        for (int u = 0; u < NC; ++u) {
+            VEC v = VLOAD(vjt + u * c + j);
+            for (int i = 0; i < NR; ++i)
+                a[i][u] = VFMADD(x[i], v, a[i][u]);
+            if (both) {
+                SCALAR *w = wjt + u * c + j;
+                VEC y = VFMADD(x[0], s[0][u], VLOAD(w));
+                if (NR == 2)
+                    y = VFMADD(x[1], s[1][u], y);
+                VSTORE(w, y);
+            }
+        }
+    }
+    for (; j < c; ++j)  /* the last c mod LANES values of the rows */
+        for (int u = 0; u < NC; ++u)
+            for (int i = 0; i < NR; ++i) {
+                SCALAR x = T[(r + i) * c + j];
+                rest[i][u] += x * vjt[u * c + j];
+                if (both)
+                    wjt[u * c + j] += x * VI[(r + i) * b + q0 + u];
+            }
+    for (int i = 0; i < NR; ++i)
+        for (int u = 0; u < NC; ++u)
+            WI[(r + i) * b + q0 + u] += VREDUCE(a[i][u]) + rest[i][u];
+}
+
+/* TAIL for the rows r:e of the columns q0:b (fewer than LANES): vjt and wjt hold
+   V[J]'s and W[J]'s columns q0:b transposed (t x c each). Called for each block of
+   rows right after the vectors' loop, while its rows of T are in cache. */
+TARGET static inline void
+TAIL_ROWS(const SCALAR *T, Py_ssize_t r, Py_ssize_t e, Py_ssize_t c, Py_ssize_t b,
+          Py_ssize_t q0, const SCALAR *vjt, const SCALAR *VI, SCALAR *WI, SCALAR *wjt,
+          int both)
+{
+    for (Py_ssize_t q = q0; q < b; q += 2) {
+        const SCALAR *v = vjt + (q - q0) * c;
+        SCALAR *w = wjt + (q - q0) * c;
+        Py_ssize_t i = r;
+        if (q + 1 < b) {
+            for (; i + 2 <= e; i += 2)
+                TAIL(T, c, b, i, 2, q, 2, v, VI, WI, w, both);
+            if (i < e)
+                TAIL(T, c, b, i, 1, q, 2, v, VI, WI, w, both);
+        }
+        else {
+            for (; i + 2 <= e; i += 2)
+                TAIL(T, c, b, i, 2, q, 1, v, VI, WI, w, both);
+            if (i < e)
+                TAIL(T, c, b, i, 1, q, 1, v, VI, WI, w, both);
+        }
+    }
+}
+
 /* W[I] (m x b) += T (m x c) V[J] (c x b); if both, W[J] (c x b) += T^T V[I] (m x b).
-   All row-major and contiguous; b a multiple of LANES. rs (m) += T 1 and, if both,
-   cs (c) += T^T 1, when not NULL. */
+   All row-major and contiguous. rs (m) += T 1 and, if both, cs (c) += T^T 1, when not
+   NULL. The columns go by vectors (LANES of them) and the last b mod LANES by TAIL_ROWS
+   (a block of 10 columns costs 10 columns' work, not 16); a block narrower than
+   LANES / 2 goes there whole. */
 TARGET static void
 FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ,
      const SCALAR *VI, SCALAR *WI, SCALAR *WJ, int both, SCALAR *rs, SCALAR *cs)
 {
     Py_ssize_t r = 0;
+    const Py_ssize_t bv = b - b % LANES; /* the columns that fill vectors */
+    const Py_ssize_t nt = b - bv;
+    SCALAR *vjt = NULL, *wjt = NULL;
+    if (nt > 0) {
+        vjt = malloc(sizeof(SCALAR) * (size_t)(2 * nt * c + 1));
+        if (vjt == NULL) { /* no buffer: scalar sums, then the vectors alone */
+            for (Py_ssize_t i = 0; i < m; ++i)
+                for (Py_ssize_t u = bv; u < b; ++u) {
+                    SCALAR acc = 0;
+                    for (Py_ssize_t j = 0; j < c; ++j) {
+                        acc += T[i * c + j] * VJ[j * b + u];
+                        if (both)
+                            WJ[j * b + u] += T[i * c + j] * VI[i * b + u];
+                    }
+                    WI[i * b + u] += acc;
+                }
+        }
+        else {
+            wjt = vjt + nt * c;
+            for (Py_ssize_t j = 0; j < c; ++j)
+                for (Py_ssize_t u = 0; u < nt; ++u) {
+                    vjt[u * c + j] = VJ[j * b + bv + u];
+                    wjt[u * c + j] = 0;
+                }
+        }
+    }
     /* ROWS rows at a time; the compiler unrolls the loops over i and keeps a, v and
        s in registers */
     for (; r + ROWS <= m; r += ROWS) {
@@ -24,7 +131,7 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
            FMAs, and 2 ROWS independent accumulators hide the FMAs' latency where there
            are too few registers for 8 rows (AVX2, SSE2: 16); the rows of V[I] are read
            from L1 rather than held */
-        for (; q + 2 * LANES <= b; q += 2 * LANES) {
+        for (; q + 2 * LANES <= bv; q += 2 * LANES) {
             VEC a[ROWS][2];
             for (int i = 0; i < ROWS; ++i)
                 a[i][0] = a[i][1] = VZERO();
@@ -74,7 +181,7 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
             }
         }
 #endif
-        for (; q < b; q += LANES) {
+        for (; q < bv; q += LANES) {
             VEC a[ROWS], v[ROWS], s[ROWS];
             for (int i = 0; i < ROWS; ++i) {
                 a[i] = VZERO();
@@ -102,10 +209,14 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
                 VSTORE(wi, VADD(VLOAD(wi), a[i]));
             }
         }
+        if (wjt != NULL) /* the last columns of these rows, from cache */
+            TAIL_ROWS(T, r, r + ROWS, c, b, bv, vjt, VI, WI, wjt, both);
     }
+    if (wjt != NULL && r < m)
+        TAIL_ROWS(T, r, m, c, b, bv, vjt, VI, WI, wjt, both);
     for (; r < m; ++r) { /* the last m mod ROWS rows, one at a time */
         const SCALAR *t = T + r * c;
-        for (Py_ssize_t q = 0; q < b; q += LANES) {
+        for (Py_ssize_t q = 0; q < bv; q += LANES) {
             VEC a = VZERO(), v = VLOAD(VI + r * b + q);
             for (Py_ssize_t j = 0; j < c; ++j) {
                 VEC s = VSET1(t[j]);
@@ -119,6 +230,11 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
             VSTORE(wi, VADD(VLOAD(wi), a));
         }
     }
+    if (wjt != NULL && both)
+        for (Py_ssize_t j = 0; j < c; ++j)
+            for (Py_ssize_t u = 0; u < nt; ++u)
+                WJ[j * b + bv + u] += wjt[u * c + j];
+    free(vjt);
     if (rs == NULL && cs == NULL)
         return;
     /* the sums: a second sweep over each row, from cache when the tile is small */
@@ -142,3 +258,5 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
             rs[r] += s;
     }
 }
+#undef TAIL
+#undef TAIL_ROWS
