@@ -282,10 +282,6 @@ NOT_TUNING = {
     "_VANISH": "a test for a vanishing denominator (round-off), not a trade-off",
     "_MULTIPLIERS": "the constants of a hash function",
 }
-#: tuning values that issue 31's other developers migrate in their own files
-#: (_parallel.py); not an error while they remain (IncrementalKernelPCA's --
-#: _incremental.py, solvers/_update.py, operators/_growing.py -- are migrated)
-MIGRATED_ELSEWHERE = {"MIN_SPLIT_ROWS"}
 
 
 def _numeric(node) -> bool:
@@ -321,5 +317,5 @@ def test_no_module_keeps_a_tuning_number_of_its_own():
                             is not None and _numeric(value)):
                         found[target.id] = f"{path.relative_to(SRC)}:{node.lineno}"
     unexplained = {name: where for name, where in found.items()
-                   if name not in NOT_TUNING and name not in MIGRATED_ELSEWHERE}
+                   if name not in NOT_TUNING}
     assert not unexplained, f"tuning values outside kpca._config: {unexplained}"

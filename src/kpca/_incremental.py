@@ -665,7 +665,7 @@ n_features)
             # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
             TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
             t = gram.shifted_row_sums()
-            new = NewColumns(Tb, t, self.n_jobs)
+            new = NewColumns(Tb, t)
             # centred products K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
             TV -= np.outer(t, V.sum(axis=0) / N)
             TV -= TV.mean(axis=0)[None, :]

@@ -22,15 +22,11 @@ from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from typing import Any, TypeVar
 
-import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ._config import get_config, propagate
 
 T = TypeVar("T")
-
-#: a tall product is split over threads only when each gets at least this many rows
-MIN_SPLIT_ROWS = 128
 
 
 def _controller() -> ThreadpoolController:
@@ -115,24 +111,6 @@ def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> 
         return [work(x) for x in items]
     with blas_threads(1), ThreadPoolExecutor(min(workers, len(items))) as pool:
         return list(pool.map(propagate(work), items))
-
-
-def matmul_rows(A: Any, B: Any, workers: int) -> Any:
-    """``A @ B`` with the rows of ``A`` split over ``workers`` threads (one BLAS thread
-    each), for a tall product next to a threaded pass: BLAS's own threads, left
-    spinning after a call, would slow the pass's workers.
-    """
-    rows = A.shape[0]
-    if workers <= 1 or rows < 2 * MIN_SPLIT_ROWS:
-        return A @ B
-    out = np.empty((rows, B.shape[1]), dtype=np.result_type(A.dtype, B.dtype))
-    step = -(-rows // workers)
-
-    def work(r0: int) -> None:
-        np.matmul(A[r0 : r0 + step], B, out=out[r0 : r0 + step])
-
-    run_blocks(work, range(0, rows, step), workers)
-    return out
 
 
 def run_stream(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> Iterable[T]:

@@ -1,5 +1,5 @@
-"""kernel_rows (threaded row blocks of k(X, Y)) and matmul_rows (threaded tall
-products), against direct NumPy / scikit-learn evaluations."""
+"""kernel_rows (threaded row blocks of k(X, Y)) against direct scikit-learn
+evaluations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from sklearn.metrics.pairwise import laplacian_kernel, polynomial_kernel, rbf_kernel
 
 from kpca import config_context
-from kpca._parallel import matmul_rows
 from kpca.kernels import make_kernel
 from kpca.operators import kernel_rows
 
@@ -36,15 +35,3 @@ def test_kernel_rows_equals_the_dense_kernel(name, dtype, n_jobs):
     np.testing.assert_allclose(B, ref, rtol=tol, atol=tol * np.abs(ref).max())
     if kernel.constant_diag is not None:  # the diagonal entries are exact
         assert np.all(B[np.arange(10), 30 + np.arange(10)] == kernel.constant_diag)
-
-
-@pytest.mark.parametrize("rows", [0, 1, 255, 256, 1001])
-@pytest.mark.parametrize("workers", [1, 2, 3])
-@pytest.mark.parametrize("order", ["C", "F"])
-def test_matmul_rows_equals_the_product(rows, workers, order):
-    rng = np.random.default_rng(rows)
-    A = np.asarray(rng.normal(size=(rows, 17)), order=order)
-    B = rng.normal(size=(17, 5))
-    out = matmul_rows(A, B, workers)
-    assert out.shape == (rows, 5)
-    np.testing.assert_allclose(out, A @ B, rtol=1e-12, atol=1e-12)
