@@ -24,9 +24,12 @@ k = 10; ``gauss``: isotropic Gaussian, gamma = 0.05; ``blobs``: 20 clusters, gam
 3. **kept pairs**: the residuals with only the first ``m`` of the 40 kept Ritz
    vectors (fewer guard pairs);
 4. **pass cost by width**: CPU time of one product of the grown stored matrix
-   with 8, 16 and 24 columns (the compiled one-sweep tile product pads to its
-   vector width: 8 float32 lanes with AVX2, 16 with AVX-512), and with 10 columns
-   through the BLAS route that takes any width; medians of ``--repeats``,
+   with 8, 10, 12, 16, 17 and 24 columns (the compiled one-sweep tile product takes
+   whole vectors of columns, 8 float32 lanes with AVX2, 16 with AVX-512, and the
+   rest in a dot-product form; the growing matrix pads a block to whole vectors
+   only past half a vector), with 10 columns padded to 16 (what the product took
+   before it had the dot-product form), and with 10 columns through the BLAS route
+   that takes any width; medians of ``--repeats``,
    alternating, one worker and one BLAS thread.
 
 Usage: python benchmarks/bench_update_passes.py [--rows 6000 10000] [--repeats 5]
@@ -147,7 +150,11 @@ def pass_widths(model, repeats: int) -> str:
             if c0 != a:
                 W[c0 : c0 + c] += WJ
 
-    cases = [(f"{q} columns", lambda Z, q=q: gram.matmat(Z[:, :q])) for q in (8, 10, 16, 24)]
+    cases = [(f"{q} columns", lambda Z, q=q: gram.matmat(Z[:, :q]))
+             for q in (8, 10, 12, 16, 17, 24)]
+    # the block the kernel took before it had its dot-product form for the last columns
+    cases.append(("10 columns padded to 16",
+                  lambda Z: gram.matmat(np.hstack([Z[:, :10], np.zeros((n, 6))]))))
     if fns is not None and sgemm is not None and gram.dtype == np.float32:
         cases.append(("10 columns, BLAS route", lambda Z: blas(Z, 10)))
     times: dict[str, list[float]] = {}
