@@ -152,6 +152,27 @@ def test_product_of_any_width_matches_float64_reference(variant, dtype, m, c, ex
         np.testing.assert_array_equal(a, a0)
 
 
+@every_variant
+@pytest.mark.parametrize("c", [255, 256, 257, 700])
+@pytest.mark.parametrize("b_extra", [1, 2, 3])
+def test_product_with_a_tail_over_wide_tiles(variant, c, b_extra):
+    """Tiles of hundreds of columns with a tail (the hypothesis test's are narrow):
+    whole vectors of the rows, the tail's transposed buffers, the rows past whole row
+    blocks; float32 and float64, both products."""
+    rng = np.random.default_rng(c + b_extra)
+    fns = _native.bind(tiled._tileprod_ext, variant)
+    for dtype in (np.float32, np.float64):
+        width = WIDTHS[variant][dtype == np.float64]
+        b, m = width + b_extra % width, 11
+        T, VJ, VI = (rng.standard_normal(s).astype(dtype) for s in ((m, c), (c, b), (m, b)))
+        WI, WJ = np.zeros((m, b), dtype), np.zeros((c, b), dtype)
+        fns.product(T, VJ, VI, WI, WJ, True, None, None)
+        PI, PJ, _, _ = _reference(T, VJ, VI, True)
+        eps = 1e-5 if dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(WI, PI, atol=eps * np.sqrt(c), rtol=eps)
+        np.testing.assert_allclose(WJ, PJ, atol=eps * np.sqrt(m), rtol=eps)
+
+
 def test_native_columns_pads_only_past_half_a_vector(monkeypatch):
     """The growing matrix's pass hands the kernel its block as it is up to half a
     vector past whole ones, and pads it to whole vectors beyond (the dot-product form
