@@ -630,15 +630,22 @@ n_features)
         with nullcontext() if batch else blas_threads(1):
             return self._exact_step(state, Xb, k, m, rule, batch)
 
-    def _exact_step(self, state: dict, Xb, k: int, m: int, rule: str, batch: bool) -> dict:
-        kernel = state["kernel_"]
+    @staticmethod
+    def _step_rows(state: dict, Xb) -> tuple[Kernel, int, np.ndarray]:
+        """``(kernel, n, X)`` of an exact step (host or device): the kept rows' kernel and
+        count, and all rows, the kept ones then the batch ``Xb`` in their dtype (for the
+        first batch, ``n = 0``: a copy of the batch)."""
         X_old = state["X_fit_"]
-        n, b = X_old.shape[0], Xb.shape[0]
-        N = n + b
+        n = X_old.shape[0]
+        X = Xb.copy() if n == 0 else np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)])
+        return state["kernel_"], n, X
+
+    def _exact_step(self, state: dict, Xb, k: int, m: int, rule: str, batch: bool) -> dict:
+        kernel, n, X = self._step_rows(state, Xb)
+        N = X.shape[0]
         if n == 0:  # the first batch: evaluated and solved as a batch fit
-            X = Xb.copy()
             return self._fit_rows(state, X, self._storage(X, N, kernel, None), N)
-        X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)])
+        X_old = X[:n]
         gram = state.get("gram_")
         if isinstance(gram, DeviceGrowingGram):  # the stream went on from device batches
             gram = None
@@ -714,14 +721,11 @@ n_features)
         copy): the new kernel values, the centring and the update
         (:func:`kpca.solvers._update_device.device_extend_eigenpairs`) there."""
         xp = device_namespace(dev)
-        kernel = state["kernel_"]
-        X_old = state["X_fit_"]
-        n, b = X_old.shape[0], Xb.shape[0]
-        N = n + b
+        kernel, n, X = self._step_rows(state, Xb)
+        N = X.shape[0]
         if n == 0:  # the first batch: evaluated and solved as a batch fit
-            X = Xb.copy()
             return self._device_fit_rows(state, X, dev, self._storage(X, N, kernel, None), N)
-        X = np.concatenate([X_old, Xb.astype(X_old.dtype, copy=False)])
+        X_old = X[:n]
         gram = state.get("gram_")
         if not (isinstance(gram, DeviceGrowingGram) and gram.xp is xp
                 and gram.dev == dev.device):
