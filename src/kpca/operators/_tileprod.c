@@ -880,11 +880,11 @@ static PyMethodDef bound[] = {
      "product(T, VJ, VI, WI, WJ, both, rs, cs[, sgemm, slice_rows]): WI += T @ VJ and,\n"
      "if both, WJ += T.T @ VI; rs += T.sum(1), and if both cs += T.sum(0), unless None.\n"
      "C-contiguous arrays, all float32 or all float64; T (m, c), VJ and WJ (c, b),\n"
-     "VI and WI (m, b), rs (m,), cs (c,); b a multiple of the variant's width\n"
-     "(widths: float32, float64). sgemm: None, or a PyCapsule of BLAS's sgemm\n"
-     "(scipy.linalg.cython_blas), with which float32 products are BLAS's, slice_rows\n"
-     "(default 128) rows of T at a time, for any b. No output may share memory with an\n"
-     "input or another output. Releases the GIL."},
+     "VI and WI (m, b), rs (m,), cs (c,); any b: whole vectors of the variant's width\n"
+     "(widths: float32, float64), the rest in a dot-product form. sgemm: None, or a\n"
+     "PyCapsule of BLAS's sgemm (scipy.linalg.cython_blas), with which float32 products\n"
+     "are BLAS's, slice_rows (default 128) rows of T at a time. No output may share\n"
+     "memory with an input or another output. Releases the GIL."},
     {"fused_rbf", fused_rbf, METH_VARARGS,
      "fused_rbf(A, B, panels, clamp, V, W, r0, c0, diagonal, rows, cols, diag, sgemm,\n"
      "lead=False): W[:, lead:] += K V over the tile K[r0:r0+m, c0:c0+c] of the RBF kernel\n"
