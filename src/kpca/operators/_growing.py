@@ -700,9 +700,9 @@ class NewColumns:
     def matmat(self, U: np.ndarray) -> np.ndarray:
         """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64, Fortran order."""
         # (U^T T_b)^T: one product over T_b as stored (b x N, C order), whose transpose
-        # is the (N, r) product in Fortran order. (T_b^T's rows split over worker
-        # threads, each a product with a strided slice, took 2x as long: 6,500 rows,
-        # 500 x 40, 10 against 5 ms on two threads; this form 2.7 ms.)
+        # is the (N, r) product in Fortran order. (T_b^T's rows split over two worker
+        # threads, each a product with a strided slice, took 10 ms at 6,500 rows,
+        # 500 x 40; this form 4.8 ms on one BLAS thread, as in an update, 2.7 on two.)
         Y = np.asarray((self._cast(U).T @ self.Tb).T, dtype=np.float64, order="F")
         # Y -= (t / N) (1^T U) + 1 (m^T U), one broadcast sweep (BLAS's dger for the
         # rank-one part took 0.1-4 ms at 6,500 x 40, as its threads woke or not)

@@ -62,9 +62,9 @@ def native_columns(q: int, dtype: Any) -> int | None:
     The kernel takes whole vectors of columns (:data:`NATIVE_WIDTH`) and the last
     ``q mod width`` in a dot-product form that costs about half a vector per two
     columns (``_tileprod_kernel.h``); so up to half a vector of them is cheaper than
-    the zero columns that would complete it, more is not (measured on the avx2
-    variant, 10,500 rows, one thread: 10 columns 44 ms against 59 padded to 16; 12: 52
-    against 56).
+    the zero columns that would complete it, more is not (benchmarks/
+    bench_update_passes.py, the avx2 variant, 10,500 rows, one thread: 10 columns 51.9
+    ms against 71.0 padded to 16; 12: 66.9 against 71.8 for 16).
     """
     width = NATIVE_WIDTH.get(np.dtype(dtype)) if NATIVE else None
     if width is None:

@@ -88,8 +88,9 @@ TAIL_ROWS(const SCALAR *T, Py_ssize_t r, Py_ssize_t e, Py_ssize_t c, Py_ssize_t 
 /* W[I] (m x b) += T (m x c) V[J] (c x b); if both, W[J] (c x b) += T^T V[I] (m x b).
    All row-major and contiguous. rs (m) += T 1 and, if both, cs (c) += T^T 1, when not
    NULL. The columns go by vectors (LANES of them) and the last b mod LANES by TAIL_ROWS
-   (a block of 10 columns costs 10 columns' work, not 16); a block narrower than
-   LANES / 2 goes there whole. */
+   (a block of 10 columns costs 10 columns' work, not 16); a block narrower than LANES
+   goes there whole (the caller pads a block where whole vectors are cheaper:
+   kpca.operators._tiled.native_columns). */
 TARGET static void
 FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ,
      const SCALAR *VI, SCALAR *WI, SCALAR *WJ, int both, SCALAR *rs, SCALAR *cs)

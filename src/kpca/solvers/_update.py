@@ -88,7 +88,8 @@ def _ritz(A: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     q = A.shape[0]
     m = min(m, q)
     # on BLAS threads sized by the reduction's 2 q^2 flops a column (one up to thousands
-    # of rows: two threads made the 80-row problem of an update 2.6x slower)
+    # of rows: two threads made an 80-row problem 2.6x slower); the update itself runs
+    # on one BLAS thread already, its other callers need not
     with sized_threads(2.0 * q * q):
         w, C = eigh(A, driver="evd", check_finite=False)
     return w[q - m:][::-1].copy(), C[:, q - m:][:, ::-1].copy()
