@@ -667,15 +667,8 @@ n_features)
             values, vectors, products, passes, ok = self._batch_solve(
                 gram, X, kernel, k, m if rule == "krylov" else min(k, m), rule)
         else:
-            TV = np.empty((N, V.shape[1]))
-            TV[n:] = TbV
-            # T_old V from the kept centred products: T_old V = K~_old V + 1 (t_old^T V) / n
-            TV[:n] = state["ritz_products_"] + (t_old @ V)[None, :] / n
-            t = gram.shifted_row_sums()
-            new = NewColumns(Tb, t)
-            # centred products K~ [V; 0] = H (T [V; 0] - t (1^T V) / N)
-            TV -= np.outer(t, V.sum(axis=0) / N)
-            TV -= TV.mean(axis=0)[None, :]
+            new = NewColumns(Tb, gram.shifted_row_sums())
+            TV = new.start_products(state["ritz_products_"], t_old, V, TbV)
             op = CenteredOperator(gram, gram.centering())
             res = extend_eigenpairs(op, V, TV, new, k, m, tol=tol, floor=gram.noise_floor())
             values, vectors, products, passes, ok = (res.values, res.vectors, res.products,

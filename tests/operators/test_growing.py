@@ -300,6 +300,36 @@ def test_new_columns_are_the_centred_matrix_columns_of_the_new_rows(dtype, block
     U = np.random.default_rng(2).normal(size=(9, 3))
     assert _rel(new.matmat(U), E @ U) <= 10 * TOL[dtype]
     assert _rel(new.new_block(), E[41:]) <= 10 * TOL[dtype]
+    # with out: E U added in place (no new array), the start unchanged otherwise
+    start = np.asfortranarray(np.random.default_rng(3).normal(size=(50, 3)))
+    out = start.copy(order="F")
+    assert new.matmat(U, out=out) is out
+    assert _rel(out, start + E @ U) <= 10 * TOL[dtype]
+    assert new.matmat(np.zeros((9, 0))).shape == (50, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_start_products_are_the_grown_centred_matrix_times_padded_directions(dtype,
+                                                                             block_rows):
+    # K~ [V; 0] of the grown matrix from the old centred products, the old shifted row
+    # sums and T_bn V (no pass), against the dense centred matrix of all rows
+    X = _rows(50)
+    gram, _ = _grow(X[:41], [20, 1, 20], dtype)
+    t_old = gram.shifted_row_sums()
+    K_old = rbf_kernel(X[:41], gamma=GAMMA)
+    Kc_old = _H(41) @ K_old @ _H(41)
+    V = np.random.default_rng(4).normal(size=(41, 5))
+    V -= V.mean(axis=0)  # (orthogonal to 1, as the Ritz vectors)
+    V = np.linalg.qr(V)[0]
+    TbV = np.empty((9, 5))
+    Tb = gram.append(rbf_kernel(X[41:], X, gamma=GAMMA).astype(dtype), V, out=TbV)
+    new = NewColumns(Tb, gram.shifted_row_sums())
+    KV_old = Kc_old @ V
+    KV = new.start_products(KV_old.copy(), t_old, V, TbV)
+    Kc = _H(50) @ rbf_kernel(X, gamma=GAMMA) @ _H(50)
+    assert KV.flags.f_contiguous and KV.shape == (50, 5)
+    assert _rel(KV, Kc[:, :41] @ V) <= 10 * TOL[dtype]
+    np.testing.assert_array_equal(KV_old, Kc_old @ V)  # its inputs are not modified
 
 
 # ----------------------------------------------------------------------------- build

@@ -175,9 +175,11 @@ def test_orthonormal_basis_of_an_ill_conditioned_block():
     assert np.linalg.norm(Q - U @ (U.T @ Q)) <= 1e-8  # the same span
 
 
-def test_max_passes_zero_reports_the_unconverged_residual():
-    op, V, KV, KE, w_ref, U_ref, Kc = _problem("rbf", 40, 30, 6)
-    res = extend_eigenpairs(op, V, KV, KE, 5, 6, tol=1e-12, max_passes=0)
+@pytest.mark.parametrize(("q", "m"), [(6, 6), (20, 19)])
+def test_max_passes_zero_reports_the_unconverged_residual(q, m):
+    # (m = 19: the residuals of all pairs are measured by blocks of 8 columns)
+    op, V, KV, KE, w_ref, U_ref, Kc = _problem("rbf", 40, 30, q)
+    res = extend_eigenpairs(op, V, KV, KE, 5, m, tol=1e-12, max_passes=0)
     assert res.n_passes == 0 and op.calls == 0
     assert not res.converged
     true_res = np.linalg.norm(Kc @ res.vectors - res.vectors * res.values[None, :], axis=0

@@ -24,6 +24,7 @@ kernel PCA").
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dgemm
 
 from .._config import get_config
 from .._parallel import blas_threads, run_blocks
@@ -697,17 +698,64 @@ class NewColumns:
     def _cast(self, A: np.ndarray) -> np.ndarray:
         return np.asarray(A, dtype=self.Tb.dtype)
 
-    def matmat(self, U: np.ndarray) -> np.ndarray:
-        """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64, Fortran order."""
+    def matmat(self, U: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64, Fortran order.
+
+        With ``out`` (float64, shape (N, r), Fortran order), ``E @ U`` is added to it
+        in place and ``out`` is returned: no (N, r) temporary (first writes to fresh
+        pages cost about 3 us per 4 KiB on a virtual machine: 3.4 MB of them at
+        10,500 x 40)."""
         # (U^T T_b)^T: one product over T_b as stored (b x N, C order), whose transpose
         # is the (N, r) product in Fortran order. (T_b^T's rows split over two worker
         # threads, each a product with a strided slice, took 10 ms at 6,500 rows,
         # 500 x 40; this form 4.8 ms on one BLAS thread, as in an update, 2.7 on two.)
-        Y = np.asarray((self._cast(U).T @ self.Tb).T, dtype=np.float64, order="F")
-        # Y -= (t / N) (1^T U) + 1 (m^T U), one broadcast sweep (BLAS's dger for the
-        # rank-one part took 0.1-4 ms at 6,500 x 40, as its threads woke or not)
-        Y -= (self.t / self.N)[:, None] * U.sum(axis=0)[None, :] + (self._col_means @ U)[None, :]
-        return Y
+        P = (self._cast(U).T @ self.Tb).T
+        if out is None:
+            out = np.asarray(P, dtype=np.float64, order="F")
+        else:
+            out += P
+        if out.size == 0:
+            return out
+        # out -= [t / N, 1] [1^T U; m^T U]: a rank-two product added in place (BLAS's
+        # beta = 1), one sweep (a NumPy broadcast made two (N, r) temporaries: 6 ms of
+        # a 10,500-row update's, against 0.2 ms). On the caller's BLAS threads: an
+        # update holds them to one (two-thread BLAS left spinning slows its passes)
+        L = np.empty((self.N, 2), order="F")
+        L[:, 0] = self.t / self.N
+        L[:, 1] = 1.0
+        M = np.stack([U.sum(axis=0), self._col_means @ U])
+        return dgemm(-1.0, L, M, beta=1.0, c=out, overwrite_c=True)
+
+    def start_products(self, KV_old: np.ndarray, t_old: np.ndarray, V: np.ndarray,
+                       TbV: np.ndarray) -> np.ndarray:
+        """``K~ [V; 0]``, the grown centred matrix times old directions padded with zeros,
+        from what is known without a pass (docs/math.md, "Incremental kernel PCA").
+
+        Parameters
+        ----------
+        KV_old : ndarray of shape (n, q)
+            ``K~_old V``, the old centred matrix's products (``V`` orthogonal to 1).
+        t_old : ndarray of shape (n,)
+            The old shifted row sums (:meth:`GrowingGram.shifted_row_sums` before the
+            append).
+        V : ndarray of shape (n, q)
+        TbV : ndarray of shape (b, q)
+            ``T_bn V``, the new rows' shifted values times ``V``.
+
+        Returns
+        -------
+        ndarray of shape (N, q), float64, Fortran order (the update's blocks' order)
+        """
+        n, N = self.n, self.N
+        TV = np.empty((N, V.shape[1]), order="F")
+        # T_old V = K~_old V + 1 (t_old^T V) / n; then H (T [V; 0] - t (1^T V) / N)
+        np.add(KV_old, ((t_old @ V) / n)[None, :], out=TV[:n])
+        TV[n:] = TbV
+        if TV.size:
+            dgemm(-1.0, self.t[:, None] / N, V.sum(axis=0)[None, :], beta=1.0, c=TV,
+                  overwrite_c=True)
+        TV -= TV.mean(axis=0)[None, :]
+        return TV
 
     def new_block(self) -> np.ndarray:
         """``E[n:]``, the (b, b) block among the new rows (float64)."""

@@ -211,6 +211,9 @@ class _DeviceSteps:
     def coefficients(self, C: np.ndarray, like: Any) -> Any:
         return _dev(self.xp, C, like)
 
+    def span(self, Q: Any, C: Any) -> Any:
+        return Q @ C
+
     def cross(self, X: Any, Y: Any) -> np.ndarray:
         return to_host(self.xp.matrix_transpose(X) @ Y, np.float64)
 
