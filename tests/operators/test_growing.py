@@ -306,6 +306,13 @@ def test_new_columns_are_the_centred_matrix_columns_of_the_new_rows(dtype, block
     assert new.matmat(U, out=out) is out
     assert _rel(out, start + E @ U) <= 10 * TOL[dtype]
     assert new.matmat(np.zeros((9, 0))).shape == (50, 0)
+    # an out the product cannot be added to in place is refused, and left as it was
+    for bad in (np.zeros((50, 3)), np.zeros((50, 3), dtype=np.float32, order="F"),
+                np.zeros((50, 4), order="F")):
+        before = bad.copy()
+        with pytest.raises(ValueError, match="Fortran-contiguous float64"):
+            new.matmat(U, out=bad)
+        np.testing.assert_array_equal(bad, before)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

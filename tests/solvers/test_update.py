@@ -118,6 +118,37 @@ def test_extend_matches_dense_eigh(kernel, n, b):
     _check(res, op, Kc, w_ref, U_ref, k, m, tol)
 
 
+def test_thick_restart_of_the_refinement_basis_matches_dense_eigh(monkeypatch):
+    # a basis of (1 + 1) * m + k columns fills after a few passes and restarts from
+    # the Ritz vectors, in the buffers the first step's block was made in
+    import kpca
+    from kpca.solvers import _update
+
+    k, m, tol = 5, 8, 1e-10
+    op, V, KV, KE, w_ref, U_ref, Kc = _problem("rbf", 60, 40, m)
+    restarts = []
+    real_span = _update._HostSteps.span
+
+    def span(Q, C):  # (called for the restart's two products and the final two)
+        restarts.append(Q.shape[1])
+        return real_span(Q, C)
+
+    monkeypatch.setattr(_update._HostSteps, "span", staticmethod(span))
+    with kpca.config_context(update_max_blocks=1):
+        res = extend_eigenpairs(op, V, KV, KE, k, m, tol=tol)
+    assert len(restarts) > 2  # at least one restart before the final products
+    _check(res, op, Kc, w_ref, U_ref, k, m, tol)
+    # the result owns its arrays (no view of a basis buffer kept)
+    assert res.vectors.base is None and res.products.base is None
+
+
+def test_no_pairs_wanted_gives_an_empty_result():
+    op, V, KV, KE, w_ref, U_ref, Kc = _problem("rbf", 20, 5, 4)
+    res = extend_eigenpairs(op, V, KV, KE, 0, 0, tol=1e-10)
+    assert res.values.shape == (0,) and res.vectors.shape == (25, 0)
+    assert res.residuals.shape == (0,) and res.converged
+
+
 def test_grown_gram_operator_as_the_estimator_uses_it():
     """The operator of IncrementalKernelPCA: a GrowingGram centred by its own
     statistics; the start block computed from the kernel matrix by hand."""
@@ -186,8 +217,9 @@ def test_max_passes_zero_reports_the_unconverged_residual(q, m):
                               ) / res.values[0]
     np.testing.assert_allclose(res.residuals, true_res, rtol=1e-6, atol=1e-14)
     assert res.residuals[:5].max() > 1e-12
-    # the Ritz pairs of the start basis are still consistent
+    # the Ritz pairs of the start basis are still consistent, in arrays of their own
     np.testing.assert_allclose(res.products, Kc @ res.vectors, atol=1e-10 * w_ref[0])
+    assert res.vectors.base is None and res.products.base is None
     assert np.all(res.values <= w_ref[: res.values.shape[0]] + 1e-10 * w_ref[0])
 
 

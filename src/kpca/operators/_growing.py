@@ -701,10 +701,22 @@ class NewColumns:
     def matmat(self, U: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``E @ U`` for ``U`` of shape (b, r): shape (N, r), float64, Fortran order.
 
-        With ``out`` (float64, shape (N, r), Fortran order), ``E @ U`` is added to it
-        in place and ``out`` is returned: no (N, r) temporary (first writes to fresh
-        pages cost about 3 us per 4 KiB on a virtual machine: 3.4 MB of them at
-        10,500 x 40)."""
+        With ``out`` (float64, shape (N, r), Fortran-contiguous), ``E @ U`` is added
+        to it in place and ``out`` is returned: no float64 (N, r) result of its own
+        (first writes to fresh pages cost about 3 us per 4 KiB on a virtual machine:
+        3.4 MB of them at 10,500 x 40).
+
+        Raises
+        ------
+        ValueError
+            If ``out`` is not a Fortran-contiguous float64 array of shape (N, r).
+        """
+        if out is not None and (out.dtype != np.float64 or not out.flags.f_contiguous
+                                or out.shape != (self.N, U.shape[1])):
+            raise ValueError(
+                f"NewColumns.matmat: out must be a Fortran-contiguous float64 array of "
+                f"shape {(self.N, U.shape[1])}; got {out.dtype} {out.shape}"
+                f"{'' if out.flags.f_contiguous else ', not Fortran-contiguous'}")
         # (U^T T_b)^T: one product over T_b as stored (b x N, C order), whose transpose
         # is the (N, r) product in Fortran order. (T_b^T's rows split over two worker
         # threads, each a product with a strided slice, took 10 ms at 6,500 rows,
@@ -724,6 +736,7 @@ class NewColumns:
         L[:, 0] = self.t / self.N
         L[:, 1] = 1.0
         M = np.stack([U.sum(axis=0), self._col_means @ U])
+        # (in place: c is float64 and Fortran-contiguous, checked above)
         return dgemm(-1.0, L, M, beta=1.0, c=out, overwrite_c=True)
 
     def start_products(self, KV_old: np.ndarray, t_old: np.ndarray, V: np.ndarray,

@@ -110,7 +110,7 @@ def _residuals(Y: np.ndarray, KY: np.ndarray, w: np.ndarray, floor: float = 0.0
     """``||K y - theta y|| / max(|theta_1|, floor)`` for each pair."""
     # by blocks of columns: one small temporary, reused, instead of two (N, m) ones
     # (fresh pages: 5 ms of a 10,500-row update)
-    R = np.empty((Y.shape[0], min(8, Y.shape[1])), order="F")
+    R = np.empty((Y.shape[0], max(1, min(8, Y.shape[1]))), order="F")
     out = np.empty(Y.shape[1])
     for j in range(0, Y.shape[1], R.shape[1]):
         e = min(Y.shape[1], j + R.shape[1])
@@ -363,7 +363,7 @@ def extend_eigenpairs(
     Y -= Y.mean(axis=0)[None, :]  # H S C: orthonormal by construction
     # K~ S C = K~ [V; 0] C_V + E (U C_U): one product of E with m columns
     np.matmul(KV, C[:q], out=KY)
-    new.matmat(UC / scale, out=KY)
+    KY = new.matmat(UC / scale, out=KY)
     R = KY[:, :kk] - Y[:, :kk] * w[None, :kk]
     res = _norms(R, w, floor)
     logger.debug("incremental update: first residual %.1e", float(res.max(initial=0.0)))
@@ -371,6 +371,8 @@ def extend_eigenpairs(
     if res.max(initial=0.0) > tol and max_passes > 0:
         w, Y, KY, passes = _refine(op, Y, KY, w, R, res, m, tol, floor, scale, max_passes,
                                    max_blocks, basis=(Q, KQ))
+    else:  # (their own arrays: the model keeps them, not the basis' unused columns)
+        Y, KY = Y.copy(order="F"), KY.copy(order="F")
     res = _residuals(Y, KY, w, floor)
     _require_finite(np.all(np.isfinite(res)))
     converged = bool(res[:kk].max(initial=0.0) <= tol)
@@ -408,7 +410,7 @@ class _HostSteps:
 
     @staticmethod
     def span(Q: np.ndarray, C: np.ndarray) -> np.ndarray:
-        # in Fortran order, as the basis (the next update's start copies its columns)
+        # in Fortran order, as the basis it comes from (the next update's blocks are)
         return np.matmul(Q, C, out=np.empty((Q.shape[0], C.shape[1]), order="F"))
 
     @staticmethod
