@@ -29,6 +29,11 @@ the linear kernel on standardized pixels.
     python benchmarks/bench_solvers.py                       # the whole grid
     python benchmarks/bench_solvers.py --n 1500 --k 32 --data raw-rbf-1e-3
     python benchmarks/bench_solvers.py --issue31             # issue 31's cells
+    python benchmarks/bench_solvers.py --issue31 --own       # and kpca's own solvers
+
+With ``--own``, each cell also times kpca with ``eigen_solver`` 'dense', 'arpack' and
+'krylov' (alternating with the default's runs) and prints the default's time over the
+fastest of them: whether the ``'auto'`` cost model chose kpca's own fastest solver.
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ class PassCounter(logging.Handler):
             self.passes += 1
 
 
-def fit_kpca(X, k, kernel, gamma):
+def fit_kpca(X, k, kernel, gamma, solver="auto"):
     counter = PassCounter()
     log = logging.getLogger("kpca")
     old = log.level
@@ -104,7 +109,8 @@ def fit_kpca(X, k, kernel, gamma):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t = time.perf_counter()
-            model = KernelPCA(k, kernel=kernel, gamma=gamma, random_state=0).fit(X)
+            model = KernelPCA(k, kernel=kernel, gamma=gamma, random_state=0,
+                              eigen_solver=solver).fit(X)
             dt = time.perf_counter() - t
     finally:
         log.removeHandler(counter)
@@ -131,7 +137,12 @@ def rel_error(values, ref) -> float:
     return float(np.max(np.abs(np.asarray(values[:k]) - ref[:k])) / ref[0])
 
 
-def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
+#: kpca's own exact solvers, timed against its default with --own
+OWN = ("dense", "arpack", "krylov")
+
+
+def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int, own: bool = False
+             ) -> dict:
     standardize, kernel, gamma = DATA[data]
     X = digits(n, standardize)
     # warm-up (imports, thread pools, first-touch of memory): one discarded fit each
@@ -154,11 +165,15 @@ def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
     ref = sk_vals["dense"] if "dense" in sk_vals else sk_vals["arpack"]
     ref_name = "dense" if "dense" in sk_vals else "arpack"
     kp_times, passes, warned = [], [], []
+    own_times: dict[str, list[float]] = {s: [] for s in OWN} if own else {}
     for _ in range(reps):
         model, dt, p, w = fit_kpca(X, k, kernel, gamma)
         kp_times.append(dt)
         passes.append(p)
         warned += w
+        for s in own_times:  # (alternating with the default's runs)
+            if s != "dense" or n <= dense_max:
+                own_times[s].append(fit_kpca(X, k, kernel, gamma, s)[1])
     sk_med = {s: statistics.median(v) for s, v in sk_times.items()}
     fastest = min(sk_med, key=sk_med.get)
     # the fastest scikit-learn solver whose eigenvalues meet the issue's 1e-6 bar
@@ -166,7 +181,10 @@ def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
     accurate = [s for s in sk_med if rel_error(sk_vals[s], ref) <= ACCURATE]
     fastest_ok = min(accurate, key=sk_med.get)
     kp = statistics.median(kp_times)
+    own_med = {s: statistics.median(v) for s, v in own_times.items() if v}
     return {
+        "kpca_own_s": {s: round(v, 4) for s, v in own_med.items()},
+        "auto_vs_own_best": kp / min(own_med.values()) if own_med else None,
         "data": data, "n": n, "k": k,
         "kpca_s": kp, "kpca_solver": model.eigen_solver_, "kpca_passes": int(np.median(passes)),
         "kpca_err": rel_error(model.eigenvalues_, ref), "kpca_warnings": sorted(set(warned)),
@@ -180,11 +198,12 @@ def run_cell(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
     }
 
 
-def _cell_process(data: str, n: int, k: int, repeats: int, dense_max: int) -> dict:
+def _cell_process(data: str, n: int, k: int, repeats: int, dense_max: int,
+                  own: bool = False) -> dict:
     import subprocess
 
     cmd = [sys.executable, __file__, "--cell", f"{data},{n},{k}", "--repeats",
-           str(repeats), "--sklearn-dense-max", str(dense_max)]
+           str(repeats), "--sklearn-dense-max", str(dense_max)] + (["--own"] if own else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -199,12 +218,16 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the rows to this JSON-lines file")
     ap.add_argument("--issue31", action="store_true",
                     help="the cells of issue 31 (ISSUE31) instead of the grid")
+    ap.add_argument("--own", action="store_true",
+                    help="also time kpca's own solvers (eigen_solver='dense', 'arpack', "
+                         "'krylov') in each cell, alternating with the default: whether "
+                         "'auto' chose kpca's fastest")
     ap.add_argument("--cell", help=argparse.SUPPRESS)  # data,n,k: one cell, JSON out
     args = ap.parse_args(argv)
     if args.cell:
         data, n, k = args.cell.split(",")
         print(json.dumps(run_cell(data, int(n), int(k), args.repeats,
-                                  args.sklearn_dense_max)))
+                                  args.sklearn_dense_max, args.own)))
         return 0
     import sklearn
 
@@ -212,8 +235,10 @@ def main(argv=None) -> int:
           f" numpy {np.__version__}, scikit-learn {sklearn.__version__}; median of "
           f"{args.repeats} runs")
     print("| data | n | k | kpca (s) | solver | passes | kpca err | sklearn fastest (s) "
-          "| sklearn err | ratio | ratio vs fastest accurate | warnings |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| sklearn err | ratio | ratio vs fastest accurate | warnings |"
+          + (" kpca dense / arpack / krylov (s) | **auto / kpca's fastest** |" if args.own
+             else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.own else ""))
     out = open(args.json, "a") if args.json else None
     ratios: list[float] = []
     cells = ISSUE31 if args.issue31 else [
@@ -221,14 +246,16 @@ def main(argv=None) -> int:
     for data, n, k in cells:
         # each cell in its own process (warmed up there: see run_cell), so that
         # neither library inherits the other's caches or thread pools
-        row = _cell_process(data, n, k, args.repeats, args.sklearn_dense_max)
+        row = _cell_process(data, n, k, args.repeats, args.sklearn_dense_max, args.own)
         ratios.append(row["ratio"])
         print(f"| {data} | {n} | {k} | {row['kpca_s']:.3f} | {row['kpca_solver']} | "
               f"{row['kpca_passes']} | {row['kpca_err']:.1e} | "
               f"{row['sklearn_best_s']:.3f} ({row['sklearn_fastest']}) | "
               f"{row['sklearn_fastest_err']:.1e} | {row['ratio']:.2f} | "
               f"{row['ratio_accurate']:.2f} ({row['sklearn_fastest_accurate']}) | "
-              f"{'; '.join(row['kpca_warnings']) or '-'} |", flush=True)
+              f"{'; '.join(row['kpca_warnings']) or '-'} |" + (
+                  f" {' / '.join(str(row['kpca_own_s'].get(s, '-')) for s in OWN)} | "
+                  f"**{row['auto_vs_own_best']:.2f}** |" if args.own else ""), flush=True)
         if out:
             out.write(json.dumps(row) + "\n")
             out.flush()
