@@ -20,30 +20,18 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_gpu import PassCounter  # noqa: E402
 from bench_solvers import DATA, digits  # noqa: E402
 
 from kpca import KernelPCA  # noqa: E402
 from kpca.operators import DenseOperator  # noqa: E402
 from kpca.solvers import arpack_products, choose_solver, krylov_passes  # noqa: E402
 from kpca.solvers._krylov import krylov_block_size  # noqa: E402
-
-
-class Columns(logging.Handler):
-    """The columns of each kernel pass, from kpca's log records."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.widths: list[int] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if getattr(record, "kpca_event", None) == "pass":
-            self.widths.append(int(re.search(r"(\d+) columns", record.getMessage()).group(1)))
 
 
 def arpack_count(X, k: int, kernel: str, gamma) -> int:
@@ -68,7 +56,7 @@ def arpack_count(X, k: int, kernel: str, gamma) -> int:
 def krylov_count(X, k: int, kernel: str, gamma) -> tuple[int, int]:
     """Block Lanczos's passes and operator columns in one fit, after the construction
     pass."""
-    handler = Columns()
+    handler = PassCounter()
     log = logging.getLogger("kpca")
     level = log.level
     log.addHandler(handler)

@@ -726,8 +726,6 @@ class NewColumns:
             out = np.asarray(P, dtype=np.float64, order="F")
         else:
             out += P
-        if out.size == 0:
-            return out
         # out -= [t / N, 1] [1^T U; m^T U]: a rank-two product added in place (BLAS's
         # beta = 1), one sweep (a NumPy broadcast made two (N, r) temporaries: 6 ms of
         # a 10,500-row update's, against 0.2 ms). On the caller's BLAS threads: an
@@ -735,9 +733,7 @@ class NewColumns:
         L = np.empty((self.N, 2), order="F")
         L[:, 0] = self.t / self.N
         L[:, 1] = 1.0
-        M = np.stack([U.sum(axis=0), self._col_means @ U])
-        # (in place: c is float64 and Fortran-contiguous, checked above)
-        return dgemm(-1.0, L, M, beta=1.0, c=out, overwrite_c=True)
+        return _subtract_product(out, L, np.stack([U.sum(axis=0), self._col_means @ U]))
 
     def start_products(self, KV_old: np.ndarray, t_old: np.ndarray, V: np.ndarray,
                        TbV: np.ndarray) -> np.ndarray:
@@ -764,9 +760,7 @@ class NewColumns:
         # T_old V = K~_old V + 1 (t_old^T V) / n; then H (T [V; 0] - t (1^T V) / N)
         np.add(KV_old, ((t_old @ V) / n)[None, :], out=TV[:n])
         TV[n:] = TbV
-        if TV.size:
-            dgemm(-1.0, self.t[:, None] / N, V.sum(axis=0)[None, :], beta=1.0, c=TV,
-                  overwrite_c=True)
+        _subtract_product(TV, self.t[:, None] / N, V.sum(axis=0)[None, :])
         TV -= TV.mean(axis=0)[None, :]
         return TV
 
@@ -776,3 +770,12 @@ class NewColumns:
         E -= (self.t[self.n:] / self.N)[:, None]
         E -= self._col_means[None, :]
         return E
+
+
+def _subtract_product(out: np.ndarray, L: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """``out -= L @ M`` in place for a Fortran-contiguous float64 ``out`` (BLAS's
+    ``dgemm`` with beta = 1: one sweep of ``out``, no temporary of its shape, on the
+    caller's BLAS threads); returns ``out``."""
+    if out.size:
+        dgemm(-1.0, L, M, beta=1.0, c=out, overwrite_c=True)
+    return out
