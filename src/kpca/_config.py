@@ -380,14 +380,6 @@ _register("start_min_chunk_rows", Setting(
     "Rule: a cost model. A chunk of 1,024 rows at 128 landmarks is 131,000 kernel values "
     "and a 34-MFLOP product, far above a thread hand-off.",
     low=1))
-_register("small_start_flops", Setting(
-    2**31,
-    "Below n m^2 = this many flops, the warm start's products run on one BLAS thread. "
-    "Rule: a cost model, as small_algebra_flops. The start's products are made once, "
-    "between threaded passes, where woken BLAS threads spin against the pass's workers; "
-    "they pay only when the products dwarf that: 8 x small_algebra_flops (at 128 "
-    "landmarks, from n = 131,000 on).",
-    low=0))
 _register("krylov_depth", Setting(
     6,
     "Blocks in a full basis of block Lanczos between restarts. "
@@ -881,10 +873,23 @@ _register("selection_preimage_rows", Setting(
     "candidate, fold and k (LAPACK's dsyevd); m = 512 is 1.2 Gflop, a fraction of a "
     "second on one core, below the fold's own kernel matrix for n of a few thousand.",
     low=2))
+_register("pass_groups_per_worker", Setting(
+    4,
+    "A tiled operator's pass cuts its tiles into groups (pairs of runs of tile rows, "
+    "each with its own accumulator) that the worker threads take as they come free, "
+    "largest first: at least this many groups a worker. "
+    "Rule: a cost model of the pass's tail. A thread that ends its last group early "
+    "waits for the others, at most about one group, which is 1/g of a worker's share "
+    "with g groups a worker, less with the largest first; a slower core (one shared "
+    "with another process or hardware thread) takes fewer groups rather than holding "
+    "up the pass. The s (s + 1) / 2 groups of s runs need s n rows of accumulators "
+    "(s = sqrt(2 g workers)): 4 keeps that below the n a worker of a split by workers "
+    "from 8 workers on.",
+    low=1))
 _register("split_sweep_values", Setting(
     2**21,
     "A sweep over tall float64 arrays between the passes of a tiled operator (the sum "
-    "of its workers' accumulators, block Lanczos's orthogonalisation, the warm start's "
+    "of its tile groups' accumulators, block Lanczos's orthogonalisation, the warm start's "
     "Cholesky QR) shares its rows among the operator's worker threads (one BLAS thread "
     "each) from this many values read on; below, it runs on the calling thread. "
     "Rule: a cost model. Handing work to a new pool of threads costs tenths of a "

@@ -272,8 +272,8 @@ def test_the_starts_small_eigenproblems_run_on_threads_sized_by_a_column():
     real_eigh, real_top = st.eigh, st.top_eigh
     st.eigh, st.top_eigh = spy(real_eigh), spy(real_top)
     try:
-        # the start's own products on two BLAS threads (small_start_flops=0)
-        with config_context(n_cores=2, small_start_flops=0):
+        # two workers: the eigenproblems may take up to two BLAS threads
+        with config_context(n_cores=2):
             ref = nystrom_start(RBF(gamma=0.4), X, 8, n_landmarks=200, random_state=0,
                                 n_jobs=2)
             assert seen == [1, 1]  # 2 * 200^2 flops a column: below one thread's share
@@ -285,3 +285,37 @@ def test_the_starts_small_eigenproblems_run_on_threads_sized_by_a_column():
     finally:
         st.eigh, st.top_eigh = real_eigh, real_top
     assert np.max(subspace_angles(Q, ref)) < 1e-8
+
+
+def test_the_starts_landmark_sized_algebra_runs_on_one_blas_thread(monkeypatch):
+    """What the warm start computes outside its worker threads is landmark-sized (the
+    m x m landmark matrix, the features' covariance in the whitened basis, the
+    directions): it runs on one BLAS thread, whatever the caller's BLAS threads, so
+    that no BLAS thread is left spinning against the workers of the next step (on 16
+    cores the start's steps took 4-11 times their share of the work before)."""
+    import kpca.solvers._start as st
+    from kpca import config_context
+    from kpca._parallel import blas_threads, current_blas_threads
+
+    seen = {}
+    real_directions, real_block = st._directions, RBF.block
+
+    def directions(*args, **kwargs):
+        seen["directions"] = current_blas_threads()
+        return real_directions(*args, **kwargs)
+
+    def block(self, *args, **kwargs):
+        seen.setdefault("landmarks", current_blas_threads())  # K_mm, the first block
+        return real_block(self, *args, **kwargs)
+
+    monkeypatch.setattr(st, "_directions", directions)
+    monkeypatch.setattr(RBF, "block", block)
+    # n m^2 = 2.25e9: many landmarks on many rows (before, from 2^31 on, the start put
+    # its landmark-sized algebra on the workers' count of BLAS threads)
+    X = np.random.default_rng(12).standard_normal((25000, 4))
+    with config_context(n_cores=2), blas_threads(2):
+        assert current_blas_threads() == 2
+        Q = nystrom_start(RBF(gamma=0.4), X, 8, n_landmarks=300, random_state=0, n_jobs=2)
+        assert current_blas_threads() == 2  # the caller's setting is back
+    assert seen == {"directions": 1, "landmarks": 1}
+    np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-10)

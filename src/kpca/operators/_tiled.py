@@ -273,6 +273,85 @@ def compiled_build(fns: Any, X_rows: Any, cols: Any, T: np.ndarray, V: np.ndarra
                   _sgemm() if _native.blas_products(fns) else None)
 
 
+@dataclass(frozen=True)
+class _TileGroup:
+    """Tiles a pass hands to one thread at a time, with their own accumulator: those
+    of tile rows ``I`` and tile columns ``J`` of two runs of tile rows (one run on the
+    diagonal). Only the rows of ``K`` the two runs hold are touched, so the group's
+    ``V`` and accumulator are those rows, gathered (``segments``: ``(first, end,
+    position)``, each run's rows of ``K`` and where they start in the group's)."""
+
+    tiles: tuple[int, ...]
+    segments: tuple[tuple[int, int, int], ...]
+    #: ``(t, (i, j))``: each tile's index and its tile row and column
+    tiles_at: tuple[tuple[int, tuple[int, int]], ...] = ()
+
+    @property
+    def n_rows(self) -> int:
+        return sum(a1 - a0 for a0, a1, _ in self.segments)
+
+    def local(self, row: int) -> int:
+        """Where row ``row`` of ``K`` is in the group's rows."""
+        for a0, a1, at in self.segments:
+            if a0 <= row < a1:
+                return at + row - a0
+        raise IndexError(row)
+
+    def gather(self, V: np.ndarray) -> np.ndarray:
+        """The group's rows of ``V`` (a view where they are one run, C-contiguous)."""
+        if len(self.segments) == 1:
+            a0, a1, _ = self.segments[0]
+            return V if (a0, a1) == (0, len(V)) else V[a0:a1]
+        return np.concatenate([V[a0:a1] for a0, a1, _ in self.segments])
+
+    def work(self, bounds: list[int], store: dict, build: bool) -> float:
+        """Modelled work of a pass over the group: its tiles' areas (half on the
+        diagonal), a tenth for a kept tile read (not evaluated) outside the
+        construction pass."""
+        total = 0.0
+        for t, (i, j) in self.tiles_at:
+            area = (bounds[i + 1] - bounds[i]) * (bounds[j + 1] - bounds[j])
+            total += area * (0.5 if i == j else 1.0) * (0.1 if not build and t in store
+                                                          else 1.0)
+        return total
+
+
+def tile_groups(nb: int, bounds: list[int], workers: int) -> list[_TileGroup]:
+    """The groups of the lower-triangular tiles of ``nb`` tile rows (``bounds``: their
+    first rows, then ``n``) that a pass hands to ``workers`` threads.
+
+    The tile rows are cut into ``s`` runs of near-equal length, and each pair of runs
+    ``p >= q`` is a group (``s (s + 1) / 2`` of them), with ``s`` the least for which
+    there are ``pass_groups_per_worker`` (a setting) groups a worker; one group with a
+    single worker. The pool's threads take the groups as they come free, largest
+    first, so that a slow or shared core delays the pass by one small group, not by a
+    fixed share of the tiles; each group adds into its own accumulator and the pass
+    sums them in the groups' order (:meth:`TiledKernelOperator._sum_parts`), so the
+    result does not depend on which thread ran which group. The accumulators hold
+    ``s n`` rows in all (``n`` a worker before)."""
+    if workers <= 1 or nb <= 1:
+        runs = [(0, nb)]
+    else:
+        want = get_config()["pass_groups_per_worker"] * workers
+        s = 1
+        while s < nb and s * (s + 1) // 2 < want:
+            s += 1
+        runs = [(nb * r // s, nb * (r + 1) // s) for r in range(s)]
+    groups = []
+    for p, (pi0, pi1) in enumerate(runs):
+        for q, (qj0, qj1) in enumerate(runs[: p + 1]):
+            tiles = tuple((t, (i, j)) for i in range(pi0, pi1) for j in range(qj0, qj1)
+                          if j <= i for t in (i * (i + 1) // 2 + j,))
+            rows_p = (bounds[pi0], bounds[pi1])
+            if p == q:
+                segments = ((rows_p[0], rows_p[1], 0),)
+            else:
+                segments = ((rows_p[0], rows_p[1], 0),
+                            (bounds[qj0], bounds[qj1], rows_p[1] - rows_p[0]))
+            groups.append(_TileGroup(tuple(t for t, _ in tiles), segments, tiles))
+    return groups
+
+
 class TiledKernelOperator(KernelOperator):
     """Symmetric kernel matrix in lower-triangular tiles under a memory budget.
 
@@ -352,8 +431,9 @@ class TiledKernelOperator(KernelOperator):
         self._deferred = False
         self._keep = set(range(lay.n_keep))
         self._store: dict[int, np.ndarray] = {}
-        # the workers' accumulators, kept from pass to pass (_accumulator)
-        self._acc: list[np.ndarray | None] = [None] * self.workers
+        # the passes' groups of tiles and their accumulators, kept from pass to pass
+        self._groups = tile_groups(nb, self.bounds, self.workers)
+        self._acc: list[np.ndarray | None] = [None] * len(self._groups)
         self.n_passes = 0
         first = np.ones((n, 1)) if probe is None else np.hstack([np.ones((n, 1)), probe])
         out = self._pass(first, build=True, ones_first=True)
@@ -426,7 +506,6 @@ class TiledKernelOperator(KernelOperator):
         """``K V`` (centred when the operator is), float64. ``build``: the construction
         pass, which stores the kept tiles; ``ones_first``: ``V``'s first column is all
         ones (the row sums), which the compiled kernel adds as sums."""
-        n = self.n
         V = np.ascontiguousarray(V, dtype=self.dtype)
         b = V.shape[1]
         lead = int(ones_first)
@@ -448,19 +527,22 @@ class TiledKernelOperator(KernelOperator):
         # construction pass cost 10-25 % more CPU time than a 24-column pass)
         Vn = np.ascontiguousarray(V[:, lead:]) if native or (fused is not None and lead) else None
         start = time.perf_counter()
-        # greedy split of the tiles between workers, largest work first
-        order = list(range(len(self.tiles)))
-        if not build:  # kept tiles are cheap (no kernel evaluation): spread evenly
-            order.sort(key=lambda t: t in self._store)
-        groups = [order[w :: self.workers] for w in range(self.workers)]
+        groups = self._groups
+        # largest modelled work first (a kept tile is read, not evaluated); the pool's
+        # threads take the groups in this order as they come free
+        order = sorted(range(len(groups)), key=lambda g: -groups[g].work(
+            self.bounds, self._store, build))
 
-        def work(item: tuple[int, list[int]]) -> np.ndarray:
-            w, group = item
-            W = self._accumulator(w, n, b)  # zeroed here, in this worker's thread
+        def work(g: int) -> np.ndarray:
+            grp = groups[g]
+            W = self._accumulator(g, grp.n_rows, b)  # zeroed here, in this thread
+            Vg = grp.gather(V)
+            Vng = None if Vn is None else grp.gather(Vn)
             buf = None
             rows = (-1, None)  # the last tile row prepared, reused by its next tiles
-            for t in group:
+            for t in grp.tiles:
                 i, j = self.tiles[t]
+                r0, c0 = grp.local(self.bounds[i]), grp.local(self.bounds[j])
                 T = self._store.get(t)
                 if T is None and rows[0] != i:  # evaluated in this pass
                     rows = (i, self._tile_rows(i))
@@ -468,33 +550,38 @@ class TiledKernelOperator(KernelOperator):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if fused is not None:  # every piece in one compiled call
                         if lead:
-                            self._compiled_tile(fused, t, Vn, W, rows[1], lead=True)
+                            self._compiled_tile(fused, t, Vng, W, rows[1], lead=True,
+                                                at=(r0, c0))
                         else:
-                            self._compiled_tile(fused, t, V, W, rows[1])
+                            self._compiled_tile(fused, t, Vg, W, rows[1], at=(r0, c0))
                         continue
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
-                    self._fused_tile(t, V, W, buf, shift, rows[1])
+                    self._fused_tile(t, Vg, W, buf, shift, rows[1],
+                                     at=(r0 - self.bounds[i], c0 - self.bounds[j]))
                     continue
                 if T is None and native:  # kept, built and multiplied slice by slice
                     T = self._store[t] = self._new_tile(t)
                     if fused is not None:  # the slices' loop in one compiled call
-                        self._compiled_build(fused, t, T, Vn, W, lead, rows[1])
+                        self._compiled_build(fused, t, T, Vng, W, lead, rows[1],
+                                             at=(r0, c0))
                         continue
                     native_tile_product(
-                        T, i == j, Vn, W, self.bounds[i], self.bounds[j], lead,
+                        T, i == j, Vng, W, r0, c0, lead,
                         fill=functools.partial(self._evaluate_rows, t, T, rows[1]))
                     continue
                 if T is None:  # kept, built in this pass
                     T = self._store[t] = self._compute_tile(t, rows[1])
                 if native:
-                    native_tile_product(T, i == j, Vn, W, self.bounds[i], self.bounds[j],
-                                        lead)
+                    native_tile_product(T, i == j, Vng, W, r0, c0, lead)
                 else:
-                    self._tile_product(T, i == j, V, W, self.bounds[i], self.bounds[j])
+                    self._tile_product(T, i == j, Vg, W, r0, c0)
             return W
 
-        parts = self._parallel(work, [(w, g) for w, g in enumerate(groups) if g])
+        done = self._parallel(work, order)
+        parts: list[np.ndarray] = [None] * len(groups)  # type: ignore[list-item]
+        for g, W in zip(order, done, strict=True):
+            parts[g] = W
         terms = None
         if self._deferred:  # K~ V = K V - r (1^T V) - 1 ((r - g)^T V)
             r, rg, _ = self._centering_rows(np.float64)
@@ -511,43 +598,46 @@ class TiledKernelOperator(KernelOperator):
             self.progress("pass", {"n_pass": self.n_passes, "seconds": elapsed})
         return out
 
-    def _accumulator(self, w: int, n: int, b: int) -> np.ndarray:
-        """Worker ``w``'s accumulator of a pass, ``(n, b)`` float64, zeroed: a view of a
-        buffer the operator keeps from pass to pass (so that each pass does not take
-        fresh pages: at n = 100,000, 16 workers x 20 MB a pass), grown when a pass is
-        wider. Called in the worker's thread, which writes its pages first."""
-        buf = self._acc[w]  # (each worker its own slot: no other thread writes it)
-        if buf is None or buf.size < n * b:
-            buf = self._acc[w] = np.empty(n * b)
-        W = buf[: n * b].reshape(n, b)
+    def _accumulator(self, g: int, rows: int, b: int) -> np.ndarray:
+        """Tile group ``g``'s accumulator of a pass, ``(rows, b)`` float64 (the rows its
+        tiles touch, :class:`_TileGroup`), zeroed: a view of a buffer the operator keeps
+        from pass to pass (so that each pass does not take fresh pages: at n = 100,000,
+        16 workers x 20 MB a pass), grown when a pass is wider. Called in the thread
+        that runs the group, which writes its pages first."""
+        buf = self._acc[g]  # (each group its own slot, run by one thread at a time)
+        if buf is None or buf.size < rows * b:
+            buf = self._acc[g] = np.empty(rows * b)
+        W = buf[: rows * b].reshape(rows, b)
         W.fill(0.0)
         return W
 
     def _sum_parts(self, parts: list[np.ndarray], terms: tuple | None = None) -> np.ndarray:
-        """The sum of the workers' accumulators, a new array, added in their order
-        (``parts[0] + parts[1] + ...``, the same bits for the same ``n_jobs``), less the
-        centring ``terms`` ``(r, 1^T V, (r - g)^T V)`` where given: ``- r (1^T V)``, then
-        ``- 1 ((r - g)^T V)``. The rows are shared among the workers where the sum is
-        large (the setting ``split_sweep_values``): with 16 workers at n = 100,000 one
-        thread added 36 million values a pass between the workers' passes."""
-        n, b = parts[0].shape
+        """The sum of the tile groups' accumulators (:class:`_TileGroup`), a new array:
+        each row adds the groups that touch it in the groups' order, whichever thread
+        ran them (the same bits for the same ``n_jobs``), less the centring ``terms``
+        ``(r, 1^T V, (r - g)^T V)`` where given: ``- r (1^T V)``, then ``- 1 ((r - g)^T
+        V)``. The rows are shared among the workers where the sum is large (the setting
+        ``split_sweep_values``): with 16 workers at n = 100,000 one thread added 36
+        million values a pass between the workers' passes."""
+        n, b = self.n, parts[0].shape[1]
         out = np.empty((n, b))
-        read = n * b * len(parts)
+        read = sum(p.size for p in parts)
         chunks = max(1, min(self.workers, read // get_config()["split_sweep_values"]))
         cuts = [n * c // chunks for c in range(chunks + 1)]
+        groups = self._groups
 
         def add(c: int) -> None:
-            rows = slice(cuts[c], cuts[c + 1])
-            if len(parts) == 1:
-                out[rows] = parts[0][rows]
-            else:
-                np.add(parts[0][rows], parts[1][rows], out=out[rows])
-            for p in parts[2:]:
-                out[rows] += p[rows]
+            lo, hi = cuts[c], cuts[c + 1]
+            out[lo:hi] = 0.0
+            for grp, part in zip(groups, parts, strict=True):
+                for a0, a1, at in grp.segments:
+                    a, e = max(lo, a0), min(hi, a1)
+                    if a < e:
+                        out[a:e] += part[at + a - a0 : at + e - a0]
             if terms is not None:
                 r, colsum, rgV = terms
-                out[rows] -= np.outer(r[rows], colsum)
-                out[rows] -= rgV[None, :]
+                out[lo:hi] -= np.outer(r[lo:hi], colsum)
+                out[lo:hi] -= rgV[None, :]
 
         self._parallel(add, list(range(chunks)))
         return out
@@ -635,17 +725,22 @@ class TiledKernelOperator(KernelOperator):
         return None if shift is not None else compiled_rbf(self.kernel, self._prep, self.dtype)
 
     def _compiled_tile(self, fns: Any, t: int, V: np.ndarray, W: np.ndarray,
-                       X_rows: Any, lead: bool = False) -> None:
+                       X_rows: Any, lead: bool = False,
+                       at: tuple[int, int] | None = None) -> None:
         """:meth:`_fused_tile` in one compiled call (``fns.fused_rbf``,
         :meth:`_compiled_pieces`). Each piece's two products: by the one-sweep tile
         product where the variant is the widest this CPU runs and the block is a
         multiple of its vector (:func:`kpca._native.sweeps_in_cache`), else by BLAS's
         ``sgemm`` (:func:`_sgemm`), whose kernels are the widest the CPU runs. With
         ``lead``, ``W`` has a first column more than ``V``, which gets the tile's row
-        (and column) sums: the products of a column of ones."""
+        (and column) sums: the products of a column of ones. ``at``: the rows of ``V``
+        and ``W`` that stand for the tile's first row and column (default: theirs in
+        ``K``; a tile group's gathered rows, :class:`_TileGroup`)."""
         i, j = self.tiles[t]
         r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
         cols = self._prep[c0:c1]
+        if at is not None:
+            r0, c0 = at
         sweep = _native.sweeps_in_cache(fns, V.shape[1])
         args = (X_rows.aug, cols.aug, cols.panels(), X_rows.clamp, V, W, r0, c0, i == j,
                 self.piece[0], self.piece[1], self.kernel.constant_diag,
@@ -656,45 +751,49 @@ class TiledKernelOperator(KernelOperator):
             fns.fused_rbf(*args)
 
     def _compiled_build(self, fns: Any, t: int, T: np.ndarray, V: np.ndarray, W: np.ndarray,
-                        lead: int, X_rows: Any) -> None:
+                        lead: int, X_rows: Any, at: tuple[int, int] | None = None) -> None:
         """:func:`native_tile_product` with ``fill`` in one compiled call
         (``fns.build_rbf``, :meth:`_compiled_pieces`): tile ``t`` evaluated into ``T``
         ``slice_rows`` (a setting) rows at a time, each slice multiplied by ``V`` (the block's
         columns after the ``lead`` column of ones, whose products are the row sums)
-        while it is in cache."""
+        while it is in cache. ``at``: as :meth:`_compiled_tile`."""
         i, j = self.tiles[t]
-        r0, c0, c1 = self.bounds[i], self.bounds[j], self.bounds[j + 1]
-        compiled_build(fns, X_rows, self._prep[c0:c1], T, V, W, r0, c0, i == j,
+        cols = self._prep[self.bounds[j] : self.bounds[j + 1]]
+        r0, c0 = (self.bounds[i], self.bounds[j]) if at is None else at
+        compiled_build(fns, X_rows, cols, T, V, W, r0, c0, i == j,
                        self.kernel.constant_diag, bool(lead))
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
-                    shift, X_rows: Any) -> None:
+                    shift, X_rows: Any, at: tuple[int, int] = (0, 0)) -> None:
         """``W += K_IJ V_J`` (and ``K_IJ^T V_I`` below the diagonal) for a tile that
         is not stored (``X_rows``: its rows prepared, :meth:`_tile_rows`), in pieces
         of ``piece`` rows and columns (square ones of ``piece[0]`` on a diagonal tile,
         whose pieces above the diagonal are the mirrors of those below): each piece is
         evaluated, exponentiated, centred and multiplied while it is in cache, in one
         buffer reused for the whole pass (no tile-sized temporaries, no fresh
-        pages)."""
+        pages). ``at``: what to add to a row of ``I`` and to a row of ``J`` to find it
+        in ``V`` and ``W`` (a tile group's gathered rows, :class:`_TileGroup`)."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
+        di, dj = at
         rows, cols = self.piece
         for a0 in range(r0, r1, rows):
             a1 = min(r1, a0 + rows)
+            I = slice(a0 + di, a1 + di)  # noqa: E741
             if i != j:
                 for e0 in range(c0, c1, cols):
                     e1 = min(c1, e0 + cols)
                     P = self._piece(X_rows[a0 - r0 : a1 - r0], a0, a1, e0, e1, buf, shift)
-                    W[a0:a1] += P @ V[e0:e1]
-                    W[e0:e1] += P.T @ V[a0:a1]
+                    W[I] += P @ V[e0 + dj : e1 + dj]
+                    W[e0 + dj : e1 + dj] += P.T @ V[I]
                 continue
             for e0 in range(r0, a0 + 1, rows):
                 e1 = min(r1, e0 + rows)
                 P = self._piece(X_rows[a0 - r0 : a1 - r0], a0, a1, e0, e1, buf, shift)
-                W[a0:a1] += P @ V[e0:e1]
+                W[I] += P @ V[e0 + di : e1 + di]
                 if e0 != a0:
-                    W[e0:e1] += P.T @ V[a0:a1]
+                    W[e0 + di : e1 + di] += P.T @ V[I]
 
     def _piece(self, rows: Any, a0: int, a1: int, e0: int, e1: int, buf: np.ndarray,
                shift) -> np.ndarray:

@@ -30,8 +30,7 @@ logger = logging.getLogger("kpca")
 
 # the sizes of the start are settings (kpca._config): start_landmarks,
 # stored_start_landmarks and stored_start_rows (landmarks), start_chunk_rows and
-# start_min_chunk_rows (row chunks of the landmark kernel values), small_start_flops
-# (below n m^2 = this, one BLAS thread)
+# start_min_chunk_rows (row chunks of the landmark kernel values)
 
 
 def start_landmarks(n: int, cheap_pass: bool, rank: int | None = None) -> int:
@@ -111,13 +110,15 @@ def nystrom_start(
     """
     cfg = get_config()
     m = min(X.shape[0], cfg["start_landmarks"] if n_landmarks is None else n_landmarks)
-    # on one BLAS thread where the products are small: BLAS threads woken for them (and
-    # left spinning) cost more than they save (at n = 20,000, m = 128: 48 ms on one
-    # thread, 52-238 ms on two on a shared machine). The row chunks run on the worker
-    # threads (one BLAS thread each); the O(n m^2) products of many landmarks made
-    # outside them (and all of them with a single worker) on n_jobs BLAS threads
+    # The O(n m^2) products run on the worker threads, one BLAS thread each; what runs
+    # here is landmark-sized (m x m), on one BLAS thread: BLAS threads woken for it are
+    # left spinning against the workers of the next step and of the construction pass
+    # (at n = 20,000, m = 128: 48 ms on one thread, 52-238 ms on two on a shared
+    # machine; on 16 cores the start's two steps took 4-11 times their work's share
+    # while they did, docs/benchmarks.md, issue 31). The eigenproblems get threads by
+    # their size, up to the workers (_whitening, _directions).
     workers = n_threads(n_jobs)
-    with blas_threads(1 if X.shape[0] * m * m < cfg["small_start_flops"] else workers):
+    with blas_threads(1):
         return _nystrom_start(kernel, X, b, center, m, random_state, workers)
 
 
@@ -172,26 +173,30 @@ def _landmark_sample(n: int, m: int, rng: np.random.RandomState) -> np.ndarray:
     return np.sort(rng.choice(n, size=m, replace=False))
 
 
-def _whitening(Kmm: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _whitening(Kmm: np.ndarray, threads: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray] | None:
     """``S = V / sqrt(s)`` on the numerically positive eigenpairs of the landmark
     kernel matrix (float64, m x m; the Nystrom features are ``F = C S``) and the mask of
-    the pairs kept, or None when ``Kmm`` is not finite."""
+    the pairs kept, or None when ``Kmm`` is not finite. ``threads``: the most BLAS
+    threads its eigendecomposition may use (None: those BLAS has now)."""
     if not np.all(np.isfinite(Kmm)):
         return None
     # LAPACK's reduction of an m x m matrix synchronises its threads once a column
     # (2 m^2 flops): threads sized by that (kpca._parallel.call_threads, one up to
     # m = 5,792), not by the start's n m^2 products. At m = 500 with two BLAS threads on
     # a busy 2-core machine: 3-7 s wall against 0.2 s on one
-    with sized_threads(2.0 * len(Kmm) ** 2):
+    with sized_threads(2.0 * len(Kmm) ** 2, threads):
         s, V = eigh(0.5 * (Kmm + Kmm.T), driver="evd")
     keep = s > 1e-10 * max(float(s.max()), 0.0)
     return V[:, keep] / np.sqrt(s[keep]), keep
 
 
 def _directions(S: np.ndarray, mean: np.ndarray, CtC: np.ndarray, n: int, b: int,
-                center: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                center: bool, threads: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The top ``b`` principal directions of the Nystrom features from the landmark
-    rows' mean and scatter about it (summed over the rows' chunks, :func:`_merge`).
+    rows' mean and scatter about it (summed over the rows' chunks, :func:`_merge`);
+    ``threads`` as :func:`_whitening`.
 
     Returns ``(A, shift, norms)``: the start block is ``P = (C A - 1 shift^T) / norms``
     (orthonormal columns to round-off), or None where the features have no direction
@@ -203,7 +208,7 @@ def _directions(S: np.ndarray, mean: np.ndarray, CtC: np.ndarray, n: int, b: int
         return None
     # only the top b pairs are used (LAPACK's subset driver: about half the time of
     # all 256 at b = 16)
-    with sized_threads(2.0 * len(G) ** 2):  # as the eigh of K_mm (_whitening)
+    with sized_threads(2.0 * len(G) ** 2, threads):  # as the eigh of K_mm (_whitening)
         w, U = top_eigh(0.5 * (G + G.T), b)
     top = np.argsort(-w, kind="stable")[:b]
     top = top[w[top] > 1e-12 * max(float(w.max()), 0.0)]
@@ -223,7 +228,8 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
     starts = _chunks(n, workers)
     bounds = list(zip(starts, starts[1:] + [n], strict=True))
     with np.errstate(all="ignore"):
-        white = _whitening(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64))
+        white = _whitening(np.asarray(kernel.block(Z.astype(np.float64)), dtype=np.float64),
+                           workers)
         if white is not None:
             # the Nystrom features F = C K_mm^{-1/2}, C = k(X, Z) (docs/math.md,
             # "Nyström"): their covariance F^T H F = S^T (C^T H C) S from sums over row
@@ -251,7 +257,8 @@ def _nystrom_start(kernel: Kernel, X: Any, b: int, center: bool, m: int,
             bufs = [_workspace(g, m) for g in groups]
             parts = run_blocks(scatter, range(len(groups)), workers)
             _, mean, CtC = functools.reduce(_merge, parts)
-            found = _directions(S, mean, CtC, n, b, center) if keep.any() else None
+            found = (_directions(S, mean, CtC, n, b, center, workers) if keep.any()
+                     else None)
             if found is not None:
                 A, shift, norms = found
                 P = np.empty((n, A.shape[1]))
