@@ -19,7 +19,8 @@
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 export PYTHONUNBUFFERED=1
 T0=$(date +%s); el() { echo "[t=$(( $(date +%s) - T0 ))s] $*"; }
-# STEPS picks the steps (default: all five); EXTRA is one more command, run last
+# STEPS picks the steps (default: the first five; threads, spans and refit only when
+# named); EXTRA is one more command, run last
 want() { [[ " ${STEPS:-cudatests fit100k variants product gpu} " == *" $1 "* ]]; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 # --force: objects from an earlier build keep its flags (before setup.py's -O3, the
@@ -49,7 +50,19 @@ if want gpu; then
 el gpu
 timeout ${GPU_S:-150} python3 benchmarks/bench_gpu.py --device cuda --n 100000 1000000 --repeats 3 --ref-max 0 --check-max ${CHECK_MAX:-1000000} > $OUT/gpu.txt 2>&1; echo "gpu rc $?"; cat $OUT/gpu.txt
 fi
+# not run by default: the thread-scaling table against sgemm (~110 s), where a 16-thread
+# fit's time goes (~20 s), the solver 'auto' picks for bench_incremental's refits (~40 s)
+if want threads; then
+el threads
+timeout ${THREADS_S:-150} python3 benchmarks/bench_threads.py --repeats 3 > $OUT/threads.txt 2>&1; echo "threads rc $?"; tail -9 $OUT/threads.txt
+fi
+if want spans; then
+el spans
+timeout 60 python3 benchmarks/bench_spans.py --n 40000 --n-jobs 16 1 16 > $OUT/spans.txt 2>&1; echo "spans rc $?"; grep -E "###|run_blocks|kernel pass|nystrom" $OUT/spans.txt
+fi
+if want refit; then
+el refit
+timeout 60 python3 benchmarks/bench_refit_solvers.py > $OUT/refit.txt 2>&1; echo "refit rc $?"; cat $OUT/refit.txt
+fi
 if [ -n "$EXTRA" ]; then el extra; bash -c "$EXTRA"; fi
 el done
-# Not run by default (about 130 s): the thread-scaling table against sgemm on 16 cores,
-#     python3 benchmarks/bench_threads.py --repeats 3

@@ -877,14 +877,15 @@ _register("pass_groups_per_worker", Setting(
     4,
     "A tiled operator's pass cuts its tiles into groups (pairs of runs of tile rows, "
     "each with its own accumulator) that the worker threads take as they come free, "
-    "largest first: at least this many groups a worker. "
+    "largest first: this many groups a worker, while the runs are at most one a worker "
+    "and a tile row a run. "
     "Rule: a cost model of the pass's tail. A thread that ends its last group early "
     "waits for the others, at most about one group, which is 1/g of a worker's share "
     "with g groups a worker, less with the largest first; a slower core (one shared "
     "with another process or hardware thread) takes fewer groups rather than holding "
-    "up the pass. The s (s + 1) / 2 groups of s runs need s n rows of accumulators "
-    "(s = sqrt(2 g workers)): 4 keeps that below the n a worker of a split by workers "
-    "from 8 workers on.",
+    "up the pass. The s (s + 1) / 2 groups of s runs (s ~ sqrt(2 g workers)) need s n "
+    "rows of accumulators: with 4, and s at most the workers, that is at most the n "
+    "rows a worker of a fixed split, and 11 n at 16 workers.",
     low=1))
 _register("split_sweep_values", Setting(
     2**21,

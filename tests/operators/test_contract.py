@@ -301,8 +301,8 @@ def test_tiled_all_or_nothing_storage(gram, tiles_fit):
 
 
 @pytest.mark.parametrize("budget", [None, 4 * 7 * 7 * 8], ids=["stored", "matrix-free"])
-def test_tiled_workers_sums_are_added_in_order(gram, budget):
-    """A pass's workers' accumulators are summed in the workers' order, on one thread
+def test_tiled_groups_sums_are_added_in_order(gram, budget):
+    """A pass's tile groups' accumulators are summed in the groups' order, on one thread
     or with the rows shared among the workers (the setting split_sweep_values): the
     same bits either way, the dense reference's product; the accumulators are the
     operator's from pass to pass (no fresh memory each pass), grown for a wider

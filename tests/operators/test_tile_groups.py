@@ -22,8 +22,9 @@ from kpca.operators._tiled import tile_groups, tile_layout
 def test_groups_partition_the_tiles_into_rows_they_hold(nb, workers, per, data):
     """Every lower-triangular tile is in exactly one group; a group's tiles lie in the
     rows its segments hold (disjoint, gathered one after the other); there are at
-    least ``pass_groups_per_worker`` groups a worker unless every tile row is its own
-    run, and one group for one worker."""
+    least ``pass_groups_per_worker`` groups a worker unless the runs are as many as
+    the workers or the tile rows (their accumulators: at most n rows a worker), and
+    one group for one worker."""
     sides = data.draw(st.lists(st.integers(1, 9), min_size=nb, max_size=nb))
     bounds = [0, *np.cumsum(sides).tolist()]
     with config_context(pass_groups_per_worker=per):
@@ -36,7 +37,9 @@ def test_groups_partition_the_tiles_into_rows_they_hold(nb, workers, per, data):
     else:
         runs = sum(len(g.segments) == 1 for g in groups)  # one diagonal group a run
         assert len(groups) == runs * (runs + 1) // 2
-        assert len(groups) >= per * workers or runs == nb
+        assert len(groups) >= per * workers or runs == min(nb, workers)
+        assert runs <= min(nb, workers)
+        assert sum(g.n_rows for g in groups) <= workers * bounds[-1]
     for g in groups:
         at = 0
         for a0, a1, start in g.segments:

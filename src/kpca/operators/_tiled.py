@@ -9,8 +9,9 @@ recomputed on every pass and dropped at once, so memory stays bounded whatever
 
     W[I] += K_IJ @ V[J]        and, below the diagonal,   W[J] += K_IJ.T @ V[I]
 
-by ``n_jobs`` worker threads with private accumulators (BLAS and NumPy release the
-GIL). Centring (``center_inplace``) is applied to each product for kernels bounded by
+by ``n_jobs`` worker threads, which take groups of tiles as they come free, each group
+with its own accumulator, summed in a fixed order (:func:`tile_groups`; BLAS and NumPy
+release the GIL). Centring (``center_inplace``) is applied to each product for kernels bounded by
 their constant diagonal (RBF, Laplacian), else inside the tiles: kept tiles are
 centred once, recomputed ones right after evaluation, which keeps float32 storage
 accurate where centring cancels most of ``K``.
@@ -281,10 +282,13 @@ class _TileGroup:
     ``V`` and accumulator are those rows, gathered (``segments``: ``(first, end,
     position)``, each run's rows of ``K`` and where they start in the group's)."""
 
-    tiles: tuple[int, ...]
-    segments: tuple[tuple[int, int, int], ...]
     #: ``(t, (i, j))``: each tile's index and its tile row and column
-    tiles_at: tuple[tuple[int, tuple[int, int]], ...] = ()
+    tiles_at: tuple[tuple[int, tuple[int, int]], ...]
+    segments: tuple[tuple[int, int, int], ...]
+
+    @property
+    def tiles(self) -> tuple[int, ...]:
+        return tuple(t for t, _ in self.tiles_at)
 
     @property
     def n_rows(self) -> int:
@@ -322,19 +326,20 @@ def tile_groups(nb: int, bounds: list[int], workers: int) -> list[_TileGroup]:
 
     The tile rows are cut into ``s`` runs of near-equal length, and each pair of runs
     ``p >= q`` is a group (``s (s + 1) / 2`` of them), with ``s`` the least for which
-    there are ``pass_groups_per_worker`` (a setting) groups a worker; one group with a
-    single worker. The pool's threads take the groups as they come free, largest
-    first, so that a slow or shared core delays the pass by one small group, not by a
-    fixed share of the tiles; each group adds into its own accumulator and the pass
-    sums them in the groups' order (:meth:`TiledKernelOperator._sum_parts`), so the
-    result does not depend on which thread ran which group. The accumulators hold
-    ``s n`` rows in all (``n`` a worker before)."""
+    there are ``pass_groups_per_worker`` (a setting) groups a worker, at most one run a
+    worker and a tile row a run; one group with a single worker. The pool's threads
+    take the groups as they come free, largest first, so that a slow or shared core
+    delays the pass by one small group, not by a fixed share of the tiles; each group
+    adds into its own accumulator and the pass sums them in the groups' order
+    (:meth:`TiledKernelOperator._sum_parts`), so the result does not depend on which
+    thread ran which group. The accumulators hold ``s n`` rows in all: at most ``n``
+    a worker."""
     if workers <= 1 or nb <= 1:
         runs = [(0, nb)]
     else:
         want = get_config()["pass_groups_per_worker"] * workers
         s = 1
-        while s < nb and s * (s + 1) // 2 < want:
+        while s < min(nb, workers) and s * (s + 1) // 2 < want:
             s += 1
         runs = [(nb * r // s, nb * (r + 1) // s) for r in range(s)]
     groups = []
@@ -348,7 +353,7 @@ def tile_groups(nb: int, bounds: list[int], workers: int) -> list[_TileGroup]:
             else:
                 segments = ((rows_p[0], rows_p[1], 0),
                             (bounds[qj0], bounds[qj1], rows_p[1] - rows_p[0]))
-            groups.append(_TileGroup(tuple(t for t, _ in tiles), segments, tiles))
+            groups.append(_TileGroup(tiles, segments))
     return groups
 
 
@@ -558,7 +563,7 @@ class TiledKernelOperator(KernelOperator):
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
                     self._fused_tile(t, Vg, W, buf, shift, rows[1],
-                                     at=(r0 - self.bounds[i], c0 - self.bounds[j]))
+                                     moved=(r0 - self.bounds[i], c0 - self.bounds[j]))
                     continue
                 if T is None and native:  # kept, built and multiplied slice by slice
                     T = self._store[t] = self._new_tile(t)
@@ -601,9 +606,9 @@ class TiledKernelOperator(KernelOperator):
     def _accumulator(self, g: int, rows: int, b: int) -> np.ndarray:
         """Tile group ``g``'s accumulator of a pass, ``(rows, b)`` float64 (the rows its
         tiles touch, :class:`_TileGroup`), zeroed: a view of a buffer the operator keeps
-        from pass to pass (so that each pass does not take fresh pages: at n = 100,000,
-        16 workers x 20 MB a pass), grown when a pass is wider. Called in the thread
-        that runs the group, which writes its pages first."""
+        from pass to pass (so that each pass does not take fresh pages: at n = 100,000
+        and 16 workers, 11 n rows, 220 MB at 25 columns), grown when a pass is wider.
+        Called in the thread that runs the group, which writes its pages first."""
         buf = self._acc[g]  # (each group its own slot, run by one thread at a time)
         if buf is None or buf.size < rows * b:
             buf = self._acc[g] = np.empty(rows * b)
@@ -764,19 +769,19 @@ class TiledKernelOperator(KernelOperator):
                        self.kernel.constant_diag, bool(lead))
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
-                    shift, X_rows: Any, at: tuple[int, int] = (0, 0)) -> None:
+                    shift, X_rows: Any, moved: tuple[int, int] = (0, 0)) -> None:
         """``W += K_IJ V_J`` (and ``K_IJ^T V_I`` below the diagonal) for a tile that
         is not stored (``X_rows``: its rows prepared, :meth:`_tile_rows`), in pieces
         of ``piece`` rows and columns (square ones of ``piece[0]`` on a diagonal tile,
         whose pieces above the diagonal are the mirrors of those below): each piece is
         evaluated, exponentiated, centred and multiplied while it is in cache, in one
         buffer reused for the whole pass (no tile-sized temporaries, no fresh
-        pages). ``at``: what to add to a row of ``I`` and to a row of ``J`` to find it
-        in ``V`` and ``W`` (a tile group's gathered rows, :class:`_TileGroup`)."""
+        pages). ``moved``: what to add to a row of ``I`` and to a row of ``J`` to find
+        it in ``V`` and ``W`` (a tile group's gathered rows, :class:`_TileGroup`)."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
-        di, dj = at
+        di, dj = moved
         rows, cols = self.piece
         for a0 in range(r0, r1, rows):
             a1 = min(r1, a0 + rows)

@@ -64,8 +64,9 @@ def workspace_bytes(solver: str, n: int, k: int, *, cheap_pass: bool = False) ->
 
     Block Lanczos: its float64 basis, Ritz vectors and temporaries
     (:func:`krylov_workspace_columns`), LAPACK's QR workspace, and the buffers of
-    one operator pass (the block cast to the storage dtype, one float64 accumulator
-    per thread and their sum): ~8 blocks in all (measured with tracemalloc).
+    one operator pass (the block cast to the storage dtype, the float64 accumulators of
+    its tile groups, at most one block a thread, and their sum): ~8 blocks in all
+    (measured with tracemalloc).
     """
     if solver == "krylov":
         b = krylov_block_size(k, cheap_pass, n)
