@@ -3,6 +3,8 @@ passes of a tiled operator (``kpca._parallel``, ``KernelPCA._decompose``)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
@@ -244,3 +246,65 @@ def test_n_jobs_1_transform_runs_on_one_blas_thread(monkeypatch):
     with blas_threads(2):
         model.transform(X[:50])
     assert seen and all(s == {1} for s in seen)
+
+
+def test_a_tiled_fit_keeps_its_worker_threads_for_all_its_steps(monkeypatch):
+    """A tiled fit's passes, sums, solver sweeps and warm start run on one set of
+    n_jobs threads kept for the fit (kpca._parallel.worker_pool), not on threads
+    started for each step, with the same bits as when each step starts its own; the
+    threads end with the fit."""
+    import threading
+
+    import kpca._fit as fit_module
+
+    started = []
+    real_start = threading.Thread.start
+
+    def start(self, *args, **kwargs):
+        started.append(self.name)
+        return real_start(self, *args, **kwargs)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    X = np.random.default_rng(1).standard_normal((3000, 5))
+
+    def fit():
+        # matrix-free: every pass evaluates its tiles on the workers; float64 sums
+        # large enough to be shared (split_sweep_values)
+        with kpca.config_context(n_cores=3, split_sweep_values=2**10):
+            return kpca.KernelPCA(6, kernel="rbf", gamma=0.2, eigen_solver="krylov",
+                                  memory_limit="16MB", n_jobs=3, random_state=0).fit(X)
+
+    before = threading.active_count()
+    kept = fit()
+    assert len(started) == 3 and all(name.startswith("kpca") for name in started)
+    assert threading.active_count() == before
+    started.clear()
+    monkeypatch.setattr(fit_module, "worker_pool", lambda workers: nullcontext())
+    each = fit()
+    assert len(started) > 10  # each step its own threads
+    np.testing.assert_array_equal(kept.eigenvalues_, each.eigenvalues_)
+    np.testing.assert_array_equal(kept.eigenvectors_, each.eigenvectors_)
+
+
+def test_kept_threads_serve_only_calls_for_their_count_and_not_their_own():
+    """Inside worker_pool(3): a call for 3 workers runs on the kept threads, and so
+    does a call for 2 with 2 items; a call for 2 with more items would run more at once
+    on them than it asks, and starts its own; a call made from a kept thread (nested)
+    starts its own rather than waiting for the threads that are busy running it."""
+    import threading
+
+    from kpca._parallel import run_blocks, worker_pool
+
+    def names(_):
+        return threading.current_thread().name
+
+    def nested(_):
+        return run_blocks(names, range(3), 3)
+
+    with worker_pool(3):
+        assert all(n.startswith("kpca") for n in run_blocks(names, range(9), 3))
+        assert all(n.startswith("kpca") for n in run_blocks(names, range(2), 2))
+        assert not any(n.startswith("kpca") for n in run_blocks(names, range(4), 2))
+        inner = run_blocks(nested, range(3), 3)
+    assert len(inner) == 3
+    assert not any(n.startswith("kpca") for names_ in inner for n in names_)

@@ -50,7 +50,7 @@ from ._array_api import device_memory_limit, device_namespace, from_host, refuse
 from ._base import outlier_statistics
 from ._config import get_config
 from ._memory import parse_memory
-from ._parallel import blas_threads, call_threads
+from ._parallel import blas_threads, call_threads, worker_pool
 from ._parallel_analysis import (
     ParallelAnalysis,
     check_parallel_analysis,
@@ -78,6 +78,7 @@ from .operators import (
     center,
     float32_eigen_error,
     gram_matrix,
+    n_threads,
 )
 from .preimage import fit_ridge_preimage, score_space_kernel
 from .solvers import (
@@ -541,9 +542,10 @@ def decompose(X: Any, kernel: Kernel, settings: FitSettings, centring: Centring,
     # BLAS thread too: OpenBLAS threads woken for them spin for ~0.1 s after each
     # call (its thread timeout) against the next pass's workers (measured at
     # n = 20,000, k = 10 on 2 cores: the fit 0.74 -> 0.66 s, the Nystrom start
-    # 80 -> 50 ms). The iterative solvers' large block algebra, the Nystrom start's
-    # large products and a dense fallback ask for the operator's threads explicitly
-    # (KernelOperator.threads).
+    # 80 -> 50 ms). The iterative solvers' large block algebra and a dense fallback ask
+    # for the operator's threads explicitly (KernelOperator.threads); the Nystrom
+    # start's large products run on its worker threads. Those threads are kept for the
+    # whole fit (kpca._parallel.worker_pool), not started again for each of its steps.
     tiled = not (plan.distributed or plan.in_process)
     # in this process, K's largest BLAS calls (LAPACK's tridiagonal reduction,
     # ARPACK's products) synchronise BLAS's threads once per 2 n^2 flops: threads
@@ -552,7 +554,8 @@ def decompose(X: Any, kernel: Kernel, settings: FitSettings, centring: Centring,
     # matrix (2 n^2 flops each, microseconds) on one thread: one up to 5,792 rows
     # (measured: n = 500-1,500, 1.4-2.4x faster fits on one thread than two)
     local = None if plan.distributed else call_threads(2.0 * plan.n * plan.n)
-    with blas_threads(1 if tiled else local):
+    with blas_threads(1 if tiled else local), worker_pool(
+            n_threads(settings.n_jobs) if tiled else 1):
         return decompose_planned(X, plan, settings, centring, rng)
 
 
