@@ -1,8 +1,8 @@
 #!/bin/bash
 # The device machine's checks in one call (a session lent a GPU machine: one H100/H200
 # and 16 CPU cores, no network; docs/scaling.md and docs/benchmarks.md hold what it
-# printed on 2026-11-27; the five default steps take about 7 minutes now that the
-# device test files hold ~500 tests, ~200 s of them). Run from the repository root there:
+# printed on 2026-11-27: the steps cudatests, fit100k and variants took 6.5 minutes with
+# the ~500 device tests cut at 120 s; they need ~200 s). Run from the repository root there:
 #
 #     bash benchmarks/device_check.sh
 #
