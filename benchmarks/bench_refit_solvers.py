@@ -7,6 +7,8 @@ Issue 31 (item 7 compares an update with a ``KernelPCA`` refit; item 6 asks that
 each of ``eigen_solver='auto'``, ``'krylov'``, ``'arpack'`` and ``'dense'`` (the dense
 one up to 7,000 rows), with the solver each fit ran.
 
+First, the cost model's cache and cores and the reason the plan gives for each size.
+
 Run::
 
     PYTHONPATH=src python benchmarks/bench_refit_solvers.py
@@ -36,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     X = make_data("gauss", max(a.n), seed=0)
     kpca.KernelPCA(10, kernel="rbf", gamma=0.05).fit(X[:1000])  # lazy imports
+    cfg = kpca.get_config()
+    print(f"# n_cores {cfg['n_cores']}, solver_cache_bytes {cfg['solver_cache_bytes']:,} "
+          "(the cost model's cache, kpca.solvers._cost)")
     for n in a.n:
+        plan = kpca.KernelPCA(10, kernel="rbf", gamma=0.05).plan(X[:n])
+        print(f"# n={n}: {plan.solver_reason}")
         for solver in ("auto", "krylov", "arpack", "dense"):
             if solver == "dense" and n > a.dense_max:
                 continue
