@@ -115,12 +115,12 @@ def run_blocks(work: Callable[[Any], T], items: Iterable[Any], workers: int) -> 
     if len(items) <= 1:
         return [work(x) for x in items]
     kept = _POOL.get()
-    # the threads of worker_pool, where they run no more items at once than asked
-    if kept is not None and (kept[1] == workers or len(items) <= min(workers, kept[1])):
-        with blas_threads(1):
+    with blas_threads(1):
+        # the threads of worker_pool, where they run no more items at once than asked
+        if kept is not None and (kept[1] == workers or len(items) <= min(workers, kept[1])):
             return list(kept[0].map(propagate(work), items))
-    with blas_threads(1), ThreadPoolExecutor(min(workers, len(items))) as pool:
-        return list(pool.map(propagate(work), items))
+        with ThreadPoolExecutor(min(workers, len(items))) as pool:
+            return list(pool.map(propagate(work), items))
 
 
 @contextmanager

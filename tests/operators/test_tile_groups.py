@@ -30,7 +30,7 @@ def test_groups_partition_the_tiles_into_rows_they_hold(nb, workers, per, data):
     with config_context(pass_groups_per_worker=per):
         groups = tile_groups(nb, bounds, workers)
     tiles = [(i, j) for i in range(nb) for j in range(i + 1)]
-    seen = sorted(t for g in groups for t in g.tiles)
+    seen = sorted(t for g in groups for t, _ in g.tiles_at)
     assert seen == list(range(len(tiles)))
     if workers == 1 or nb == 1:
         assert len(groups) == 1 and groups[0].segments == ((0, bounds[-1], 0),)

@@ -287,10 +287,6 @@ class _TileGroup:
     segments: tuple[tuple[int, int, int], ...]
 
     @property
-    def tiles(self) -> tuple[int, ...]:
-        return tuple(t for t, _ in self.tiles_at)
-
-    @property
     def n_rows(self) -> int:
         return sum(a1 - a0 for a0, a1, _ in self.segments)
 
@@ -345,8 +341,9 @@ def tile_groups(nb: int, bounds: list[int], workers: int) -> list[_TileGroup]:
     groups = []
     for p, (pi0, pi1) in enumerate(runs):
         for q, (qj0, qj1) in enumerate(runs[: p + 1]):
-            tiles = tuple((t, (i, j)) for i in range(pi0, pi1) for j in range(qj0, qj1)
-                          if j <= i for t in (i * (i + 1) // 2 + j,))
+            # tile (i, j) is the (i (i + 1) / 2 + j)-th of the operator's tiles
+            tiles = tuple((i * (i + 1) // 2 + j, (i, j)) for i in range(pi0, pi1)
+                          for j in range(qj0, min(qj1, i + 1)))
             rows_p = (bounds[pi0], bounds[pi1])
             if p == q:
                 segments = ((rows_p[0], rows_p[1], 0),)
@@ -545,9 +542,8 @@ class TiledKernelOperator(KernelOperator):
             Vng = None if Vn is None else grp.gather(Vn)
             buf = None
             rows = (-1, None)  # the last tile row prepared, reused by its next tiles
-            for t in grp.tiles:
-                i, j = self.tiles[t]
-                r0, c0 = grp.local(self.bounds[i]), grp.local(self.bounds[j])
+            for t, (i, j) in grp.tiles_at:
+                at = (grp.local(self.bounds[i]), grp.local(self.bounds[j]))
                 T = self._store.get(t)
                 if T is None and rows[0] != i:  # evaluated in this pass
                     rows = (i, self._tile_rows(i))
@@ -555,32 +551,29 @@ class TiledKernelOperator(KernelOperator):
                     # recomputed: evaluated and multiplied piece by piece in cache
                     if fused is not None:  # every piece in one compiled call
                         if lead:
-                            self._compiled_tile(fused, t, Vng, W, rows[1], lead=True,
-                                                at=(r0, c0))
+                            self._compiled_tile(fused, t, Vng, W, rows[1], lead=True, at=at)
                         else:
-                            self._compiled_tile(fused, t, Vg, W, rows[1], at=(r0, c0))
+                            self._compiled_tile(fused, t, Vg, W, rows[1], at=at)
                         continue
                     if buf is None:
                         buf = np.empty(self.piece[0] * max(self.piece), dtype=self.dtype)
-                    self._fused_tile(t, Vg, W, buf, shift, rows[1],
-                                     moved=(r0 - self.bounds[i], c0 - self.bounds[j]))
+                    self._fused_tile(t, Vg, W, buf, shift, rows[1], at=at)
                     continue
                 if T is None and native:  # kept, built and multiplied slice by slice
                     T = self._store[t] = self._new_tile(t)
                     if fused is not None:  # the slices' loop in one compiled call
-                        self._compiled_build(fused, t, T, Vng, W, lead, rows[1],
-                                             at=(r0, c0))
+                        self._compiled_build(fused, t, T, Vng, W, lead, rows[1], at=at)
                         continue
                     native_tile_product(
-                        T, i == j, Vng, W, r0, c0, lead,
+                        T, i == j, Vng, W, *at, lead,
                         fill=functools.partial(self._evaluate_rows, t, T, rows[1]))
                     continue
                 if T is None:  # kept, built in this pass
                     T = self._store[t] = self._compute_tile(t, rows[1])
                 if native:
-                    native_tile_product(T, i == j, Vng, W, r0, c0, lead)
+                    native_tile_product(T, i == j, Vng, W, *at, lead)
                 else:
-                    self._tile_product(T, i == j, Vg, W, r0, c0)
+                    self._tile_product(T, i == j, Vg, W, *at)
             return W
 
         done = self._parallel(work, order)
@@ -769,19 +762,19 @@ class TiledKernelOperator(KernelOperator):
                        self.kernel.constant_diag, bool(lead))
 
     def _fused_tile(self, t: int, V: np.ndarray, W: np.ndarray, buf: np.ndarray,
-                    shift, X_rows: Any, moved: tuple[int, int] = (0, 0)) -> None:
+                    shift, X_rows: Any, at: tuple[int, int] | None = None) -> None:
         """``W += K_IJ V_J`` (and ``K_IJ^T V_I`` below the diagonal) for a tile that
         is not stored (``X_rows``: its rows prepared, :meth:`_tile_rows`), in pieces
         of ``piece`` rows and columns (square ones of ``piece[0]`` on a diagonal tile,
         whose pieces above the diagonal are the mirrors of those below): each piece is
         evaluated, exponentiated, centred and multiplied while it is in cache, in one
         buffer reused for the whole pass (no tile-sized temporaries, no fresh
-        pages). ``moved``: what to add to a row of ``I`` and to a row of ``J`` to find
-        it in ``V`` and ``W`` (a tile group's gathered rows, :class:`_TileGroup`)."""
+        pages). ``at``: as :meth:`_compiled_tile`."""
         i, j = self.tiles[t]
         r0, r1 = self.bounds[i], self.bounds[i + 1]
         c0, c1 = self.bounds[j], self.bounds[j + 1]
-        di, dj = moved
+        # what to add to a row of I and to a row of J to find it in V and W
+        di, dj = (0, 0) if at is None else (at[0] - r0, at[1] - c0)
         rows, cols = self.piece
         for a0 in range(r0, r1, rows):
             a1 = min(r1, a0 + rows)
