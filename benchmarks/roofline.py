@@ -341,7 +341,7 @@ def main(argv=None) -> int:
     from kpca._memory import parse_memory
     from kpca.solvers._krylov import krylov_block_size
 
-    b = a.b or krylov_block_size(a.k, cheap_pass=True, n=max(a.n))
+    b = a.b or krylov_block_size(a.k, cheap_pass=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python "
           f"{platform.python_version()}, numpy {np.__version__}; load average "
           f"{os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -369,7 +369,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     for n in a.n:
         meas = measure_kpca(n, a.d, a.k, a.memory_limit) if a.measure else None
-        bb = a.b or krylov_block_size(a.k, cheap_pass=True, n=n)
+        bb = a.b or krylov_block_size(a.k, cheap_pass=True)
         if meas and a.passes is None:
             widths = meas["widths"]
         else:
@@ -384,9 +384,8 @@ def main(argv=None) -> int:
             row += " | |"
         print(row)
     if not a.measure:
-        print(f"\n(passes of kpca's block for k = {a.k} with K stored: 16 columns from "
-              f"{get_config()['narrow_block_rows']} rows, 32 below; the construction pass "
-              "one more)")
+        print(f"\n(passes of kpca's block for k = {a.k} with K stored: 16 columns; the "
+              "construction pass one more)")
     return 0
 
 

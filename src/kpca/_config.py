@@ -363,8 +363,8 @@ _register("stored_start_rows", Setting(
     8000,
     "Rows from which a stored fit's warm start takes stored_start_landmarks. "
     "Rule: a cost model. The larger start's extra products, 2 n (256^2 - 128^2) flops, "
-    "must cost well under the one pass it may save (2 n^2 b flops, b = 16 from "
-    "narrow_block_rows on), since it does not save one on every problem: at most 40 % "
+    "must cost well under the one pass it may save (2 n^2 b flops, b = 16 on a "
+    "stored K), since it does not save one on every problem: at most 40 % "
     "of it from n = 2.5 x 49,152 / 16 = 7,700 rows on.",
     low=0))
 _register("start_chunk_rows", Setting(
@@ -395,17 +395,6 @@ _register("krylov_min_basis", Setting(
     "basis to reach the Krylov dimension of wider ones: 12 blocks of 16 converge in as "
     "few passes as 6 blocks of 32, at half the product a pass.",
     low=1))
-_register("narrow_block_rows", Setting(
-    6000,
-    "On a stored K, Lanczos blocks of at most 32 columns below this many rows and 16 "
-    "from it on. "
-    "Rule: a cost model of a stored pass. Its product, 2 n^2 b flops, against a fixed "
-    "part (waking the threads, Rayleigh-Ritz and the basis' QR) worth about "
-    "small_algebra_flops: narrow blocks make more but cheaper passes and pay once a "
-    "16-column product (32 n^2 flops) is several times the fixed part (at n = 6,000, "
-    "1.2 GFLOP: 4x).",
-    low=0))
-
 _register("update_max_passes", Setting(
     60,
     "Refinement passes an incremental update (solvers/_update.py) makes at most before "
@@ -689,16 +678,19 @@ _register("arpack_step_flops", Setting(
     "core's blocked-product rate).",
     kind=float, low=0.0))
 _register("krylov_columns_per_k", Setting(
-    7.0,
-    "The 'auto' policy's estimate of block Lanczos's operator columns: "
+    6.0,
+    "The 'auto' policy's estimate of block Lanczos's operator columns on a stored K: "
     "krylov_columns_per_k * k + krylov_columns_offset (passes: that over the block "
-    "width). Rule: a convergence bound read from the solver's pass counts (spectrum "
-    "only, not the machine) on the same spectra as arpack_products_per_ncv: 190-610 "
-    "columns on smooth spectra and 190-800 on Gaussian data (below the estimate), "
-    "340-1,190 on the flat one for k = 5-128.",
+    "width, 16). Rule: a convergence bound read from the solver's pass counts after "
+    "its Nystrom start (spectrum only, not the machine: benchmarks/"
+    "bench_solver_counts.py) on the same spectra as arpack_products_per_ncv, at the "
+    "same place in their spread: n = 1,500-5,000, k = 5-128, 64-464 columns on "
+    "smooth spectra, 64-512 on Gaussian data and 208-928 on the flat, clustered one; "
+    "6 k + 200 is 0.77-1.04 of the largest count at each k, as ARPACK's estimate is "
+    "0.76-0.95 of its own.",
     kind=float, low=0.0))
 _register("krylov_columns_offset", Setting(
-    450, "The constant term of the 'auto' policy's estimate of block Lanczos's operator "
+    200, "The constant term of the 'auto' policy's estimate of block Lanczos's operator "
     "columns (krylov_columns_per_k * k + this). "
     "Rule: as krylov_columns_per_k, a convergence bound read from pass counts.",
     kind=int, low=0))

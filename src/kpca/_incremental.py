@@ -822,7 +822,7 @@ n_features)
         """Block size of the block Lanczos solve of a batch fit at ``N`` rows, or 0
         where the batch fit takes LAPACK or ARPACK (KernelPCA's rule), or a Lanczos
         basis would cover half the space (block Lanczos then takes LAPACK too)."""
-        b = krylov_block_size(k, cheap_pass=True, n=N)
+        b = krylov_block_size(k, cheap_pass=True)
         # (past float64_max_rows the stored matrix is not made dense, whatever the rule)
         lanczos = rule == "krylov" or N > get_config()["float64_max_rows"]
         return b if lanczos and krylov_basis_size(k, b) < N // 2 else 0

@@ -545,7 +545,7 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         (``partial_storage``), whose solves are of operators of its own: their solver
         draws its start."""
         out["cheap_pass"] = stored
-        b = solvers.krylov_block_size(k, cheap_pass=stored, n=n)
+        b = solvers.krylov_block_size(k, cheap_pass=stored)
         if (probe and not p.partial_storage and p.solver == "krylov" and p.fraction is None
                 and solvers.krylov_basis_size(k, b) < n // 2):
             out["start"] = "nystrom" if vectors else "random"

@@ -221,8 +221,8 @@ def test_fallback_to_dense_when_iterative_does_not_converge(solver, caplog):
 
 def test_block_and_basis_sizes():
     assert krylov_block_size(10) == 24 and krylov_block_size(128) == 144
-    assert krylov_block_size(128, cheap_pass=True, n=3500) == 32
-    assert krylov_block_size(128, cheap_pass=True, n=10000) == 16
+    # a stored K: narrow blocks at every size (fewer operator columns in a deep basis)
+    assert {krylov_block_size(k, cheap_pass=True) for k in (1, 5, 32, 128)} == {16}
     for k in (1, 5, 32, 128):
         for cheap in (False, True):
             b = krylov_block_size(k, cheap)

@@ -69,7 +69,7 @@ def workspace_bytes(solver: str, n: int, k: int, *, cheap_pass: bool = False) ->
     (measured with tracemalloc).
     """
     if solver == "krylov":
-        b = krylov_block_size(k, cheap_pass, n)
+        b = krylov_block_size(k, cheap_pass)
         return 8 * n * (krylov_workspace_columns(k, b) + 8 * b)
     if solver == "randomized":
         return 4 * n * (k + 10) * 8

@@ -160,7 +160,7 @@ def krylov_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None =
     """Modelled cost of block Lanczos on a stored matrix (its default block and basis)."""
     from ._krylov import krylov_basis_size, krylov_block_size
 
-    b = krylov_block_size(k, True, n)
+    b = krylov_block_size(k, True)
     m = krylov_basis_size(k, b)
     if m >= n // 2:  # the solver itself would use the dense one
         return math.inf

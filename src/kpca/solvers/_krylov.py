@@ -43,36 +43,36 @@ from ._result import EigenResult
 
 logger = logging.getLogger("kpca")
 
-# the shape of the basis is set by the settings krylov_depth (blocks in a full basis),
-# krylov_min_basis (its fewest columns) and narrow_block_rows (on a stored K, blocks of
-# at most 32 columns below this many rows and 16 from it on), kpca._config. On digits:
-# at n = 1,500-3,594, 6 blocks needed 1.2-2x fewer passes than 4 and 2-5x fewer than 3;
-# at n = 3,500, 32 columns were 1.1-1.4x faster than 16, at n = 10,000 16 columns
-# 1.1-1.5x faster than 32
+# the shape of the basis is set by the settings krylov_depth (blocks in a full basis)
+# and krylov_min_basis (its fewest columns), kpca._config. On digits: at n =
+# 1,500-3,594, 6 blocks needed 1.2-2x fewer passes than 4 and 2-5x fewer than 3
 
 
-def krylov_block_size(k: int, cheap_pass: bool = False, n: int = 0) -> int:
+def krylov_block_size(k: int, cheap_pass: bool = False) -> int:
     """Default block: when a pass recomputes kernel tiles (matrix-free), ``k + 9`` to
     ``k + 16`` columns, a multiple of 8 (24 for k = 10); when a pass is cheap (``K``
-    stored), ``k + 17`` to ``k + 24`` (a multiple of 8) but at most 32, and at most 16
-    from ``narrow_block_rows`` rows on (a setting, kpca._config).
+    stored), 16 columns.
 
     A matrix-free pass evaluates every kernel value once and multiplies it by the
     block twice: with the evaluation in cache-sized pieces, the product is about half
     of the pass at 32 columns. Measured on Gaussian data (d = 20, RBF), 24 columns
     for k = 10 and 48 for k = 32 made the same passes as 32 and 56, 7-13 % faster
-    each (n = 40,000 and 100,000, matrix-free). When ``K`` is stored, a
-    pass is one product with it, whose cost grows with ``b``, and narrow blocks in a
-    deep basis reach a given Krylov dimension with the fewest columns (measured on
-    digits: at n = 3,594, k = 128, 32 columns 4x faster than 152; at n = 10,000 with
-    a flat spectrum, 16 columns 1.1-1.5x faster than 32). The multiple of 8 matters:
-    OpenBLAS's single-precision kernels work on column panels of 8 or 16, and a
-    32-column product with a tile runs ~25 % faster per column than a 30- or
-    31-column one (measured on this project's 2-core x86-64 machine).
+    each (n = 40,000 and 100,000, matrix-free). When ``K`` is stored, a pass is one
+    product with it, whose cost grows with ``b``, and narrow blocks in a basis of at
+    least ``krylov_min_basis`` columns reach a given Krylov dimension with the fewest
+    columns: counted over digits (RBF gamma 1e-3 and 1e-2, standardised) and Gaussian
+    data at n = 1,500-5,000, k = 5-128 (benchmarks/bench_solver_counts.py: counts
+    depend on the spectrum only), 16 columns needed 0.55-0.93 of the operator columns
+    of 32 for 1.0-1.8x the passes, and the Rayleigh-Ritz problem of a pass (the part
+    that does not grow with ``b``) is the same for both, as the basis is. Timed at
+    n = 600-5,000 (docs/benchmarks.md, "Narrow blocks on a stored K"), 16 columns were
+    faster in 79 of 85 cells (median 0.8x the time) and at most 1.24x slower in the
+    others (k = 5 and 128).
+    A multiple of 8 matters: OpenBLAS's kernels work on column panels of 8 or 16.
     """
     if not cheap_pass:
         return 8 * ((k + 16) // 8)
-    return min(8 * ((k + 24) // 8), 16 if n >= get_config()["narrow_block_rows"] else 32)
+    return 16
 
 
 def krylov_basis_size(k: int, b: int, depth: int | None = None) -> int:
