@@ -518,11 +518,11 @@ def test_device_solver_falls_back_to_dense_by_the_host_rule(name, data):
 def test_device_auto_solver_is_the_host_rule_for_the_storage_precision(name):
     """``eigsh_top(solver='auto')`` on a float32 device operator applies the host's rule
     with float32's item size (the dense solve's and the passes' modelled costs depend on
-    it): at n=600, k=64 that is ARPACK's request (block Lanczos on a device), where the
+    it): at n=500, k=64 that is ARPACK's request (block Lanczos on a device), where the
     float64 rule chooses the dense solver."""
     from kpca.solvers import choose_solver, eigsh_top
 
-    n, k = 600, 64
+    n, k = 500, 64
     assert choose_solver(n, k, itemsize=8) == "dense"  # the case is one where it matters
     assert choose_solver(n, k, itemsize=4) == "arpack"
     X = np.random.default_rng(1).normal(size=(n, 5))

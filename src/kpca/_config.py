@@ -395,6 +395,16 @@ _register("krylov_min_basis", Setting(
     "basis to reach the Krylov dimension of wider ones: 12 blocks of 16 converge in as "
     "few passes as 6 blocks of 32, at half the product a pass.",
     low=1))
+_register("device_wide_block_rows", Setting(
+    6000,
+    "On a device (Array API arrays), Lanczos blocks on a stored K are up to 32 columns "
+    "below this many rows and 16 from it on (on the host: 16 at every size). "
+    "Rule: a cost model of a device pass: its fixed part (kernel launches, the host "
+    "round trip of the Rayleigh-Ritz problem) is larger than the host's, so fewer, "
+    "wider passes pay until a 16-column product (32 n^2 flops) is several times it; "
+    "the host's former threshold, kept for the device, where the narrow blocks' "
+    "count-based gain (fewer operator columns) has not been timed.",
+    low=0))
 _register("update_max_passes", Setting(
     60,
     "Refinement passes an incremental update (solvers/_update.py) makes at most before "
@@ -678,21 +688,21 @@ _register("arpack_step_flops", Setting(
     "core's blocked-product rate).",
     kind=float, low=0.0))
 _register("krylov_columns_per_k", Setting(
-    6.0,
+    4.0,
     "The 'auto' policy's estimate of block Lanczos's operator columns on a stored K: "
     "krylov_columns_per_k * k + krylov_columns_offset (passes: that over the block "
-    "width, 16). Rule: a convergence bound read from the solver's pass counts after "
-    "its Nystrom start (spectrum only, not the machine: benchmarks/"
-    "bench_solver_counts.py) on the same spectra as arpack_products_per_ncv, at the "
-    "same place in their spread: n = 1,500-5,000, k = 5-128, 64-464 columns on "
-    "smooth spectra, 64-512 on Gaussian data and 208-928 on the flat, clustered one; "
-    "6 k + 200 is 0.77-1.04 of the largest count at each k, as ARPACK's estimate is "
-    "0.76-0.95 of its own.",
+    "width, 16). Rule: a convergence bound read from the solver's column counts after "
+    "its Nystrom start (they depend on the spectrum only, not the machine: "
+    "benchmarks/bench_solver_counts.py), placed in their spread where "
+    "arpack_products_per_ncv places ARPACK's: above every count on smooth spectra, "
+    "near those of Gaussian data, below those of the flat, clustered one. Counted at "
+    "n = 1,500-5,000, k = 5-128: 64-464 columns on smooth spectra, 64-512 on Gaussian "
+    "data, 208-928 on the flat one; 4 k + 150 is 170 at k = 5 and 662 at k = 128.",
     kind=float, low=0.0))
 _register("krylov_columns_offset", Setting(
-    200, "The constant term of the 'auto' policy's estimate of block Lanczos's operator "
+    150, "The constant term of the 'auto' policy's estimate of block Lanczos's operator "
     "columns (krylov_columns_per_k * k + this). "
-    "Rule: as krylov_columns_per_k, a convergence bound read from pass counts.",
+    "Rule: as krylov_columns_per_k, a convergence bound read from column counts.",
     kind=int, low=0))
 _register("auto_fallback_ratio", Setting(
     1.0,

@@ -545,7 +545,8 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         (``partial_storage``), whose solves are of operators of its own: their solver
         draws its start."""
         out["cheap_pass"] = stored
-        b = solvers.krylov_block_size(k, cheap_pass=stored)
+        b = solvers.krylov_block_size(k, cheap_pass=stored,
+                                      device_rows=None if p.device is None else n)
         if (probe and not p.partial_storage and p.solver == "krylov" and p.fraction is None
                 and solvers.krylov_basis_size(k, b) < n // 2):
             out["start"] = "nystrom" if vectors else "random"
@@ -637,11 +638,11 @@ def _passes_and_flops(p: FitPlan, out: dict, kept: float, eval_flops: float,
     if p.solver == "krylov":
         b, m = out["block"], out["basis"]
         solver_passes = solvers.krylov_passes(k, b)
-        per_pass = solvers.krylov_pass_flops(n, k, b, m, itemsize, eval_flops, kept,
-                                             threads=threads)
+        run = solvers.krylov_run_flops(n, k, b, m, solver_passes, itemsize, eval_flops,
+                                       kept, threads=threads)
         evals = 1 if kept >= 1.0 else 1 + solver_passes
         return dict(passes=1 + solver_passes, evaluations=evals,
-                    flops=evaluation + solver_passes * per_pass,
+                    flops=evaluation + run,
                     time_class=f"O(passes n^2 b): {solver_passes} block Lanczos passes of "
                     f"{b} columns")
     return dict(passes=None, evaluations=None, flops=None,

@@ -331,3 +331,31 @@ def test_tiled_groups_sums_are_added_in_order(gram, budget):
         results[split] = outs
     for a, b in zip(results[1], results[2**40], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_dense_matvec_reads_one_triangle_of_a_symmetric_matrix(dtype, layout):
+    """DenseOperator.matvec (ARPACK's product) uses BLAS's symmetric product, which
+    reads one triangle: the same product as ``A @ v`` for a symmetric ``A`` in C or
+    Fortran order (no copy), and ``A @ v`` itself for other layouts; the storage dtype
+    is kept and the matrix is not modified."""
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(70, 70))
+    S = (B + B.T).astype(dtype)
+    A = {"C": S.copy(), "F": np.asfortranarray(S),
+         "strided": np.repeat(np.repeat(S, 2, 0), 2, 1)[::2, ::2]}[layout]
+    before = A.copy()
+    v = rng.normal(size=70)
+    out = DenseOperator(A).matvec(v)
+    ref = S.astype(np.float64) @ v.astype(dtype).astype(np.float64)
+    assert out.dtype == dtype and out.shape == (70,)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * np.abs(ref).max())
+    np.testing.assert_array_equal(A, before)
+    if layout != "strided":
+        # one triangle is read: the other does not enter the product
+        T = np.array(A, order="K")
+        T[np.triu_indices(70, 1)] = np.nan if layout == "F" else T[np.triu_indices(70, 1)]
+        T[np.tril_indices(70, -1)] = np.nan if layout == "C" else T[np.tril_indices(70, -1)]
+        np.testing.assert_allclose(DenseOperator(T).matvec(v), out)

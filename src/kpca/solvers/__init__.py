@@ -26,6 +26,7 @@ from ._cost import (
     krylov_flops,
     krylov_pass_flops,
     krylov_passes,
+    krylov_run_flops,
     machine_threads,
     primal_flops,
     solver_flops,
@@ -237,4 +238,5 @@ __all__ = [
     "arpack_products",
     "krylov_passes",
     "krylov_pass_flops",
+    "krylov_run_flops",
 ]

@@ -17,9 +17,13 @@ The model (``n`` rows, ``k`` wanted pairs):
   reduction, half are blocked updates and half symmetric matrix-vector products (which
   read half the matrix: ``w / 2``); ``2 n^2 k`` back-transforms the vectors; ``c``
   (``dense_column_flops``) is the fixed cost of a column;
-* ARPACK: ``P (2 n^2 w + 4 n (k + ncv) + s)`` with ``P = a ncv + b`` products
-  (``ncv = max(2k + 1, 20)``), ``4 n (k + ncv)`` the Gram-Schmidt of a step against
-  the basis (which stays in cache) and ``s`` (``arpack_step_flops``) its call overhead;
+* ARPACK: ``P (n^2 w + 4 n (k + ncv) w' + s)`` with ``P = a ncv + b`` products
+  (``ncv = max(2k + 1, 20)``): each product is a symmetric matrix-vector product
+  (BLAS's symv: ``2 n^2`` flops reading one triangle, ``n^2 / 2`` values, so half the
+  weight of a product that reads the whole matrix), ``4 n (k + ncv)`` the
+  Gram-Schmidt of a step against the basis (matrix-vector products with it: ``w'``
+  is the weight for the basis's ``8 n ncv`` bytes) and ``s`` (``arpack_step_flops``)
+  its call overhead;
 * block Lanczos on a stored matrix: ``ceil((a' k + b') / b)`` passes of
   ``2 n^2 b (s / 8) + 6 n m b + E(m) + 4 n b^2`` -- the product (float32 storage ``s =
   4``: twice the flops per cycle), classical Gram-Schmidt twice against a basis of
@@ -31,6 +35,7 @@ The model (``n`` rows, ``k`` wanted pairs):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from .._config import get_config
@@ -40,6 +45,7 @@ __all__ = [
     "arpack_flops",
     "arpack_max_iter",
     "arpack_products",
+    "arpack_step_cost",
     "blas2_weight",
     "choose_solver",
     "dense_flops",
@@ -48,9 +54,11 @@ __all__ = [
     "fallback_passes",
     "kernel_value_flops",
     "machine_threads",
+    "krylov_basis_sizes",
     "krylov_flops",
     "krylov_pass_flops",
     "krylov_passes",
+    "krylov_run_flops",
     "primal_flops",
     "solver_flops",
 ]
@@ -96,6 +104,22 @@ def arpack_products(k: int, cfg: dict[str, Any] | None = None) -> int:
     return int(math.ceil(cfg["arpack_products_per_ncv"] * ncv + cfg["arpack_products_offset"]))
 
 
+def arpack_step_cost(n: int, k: int, ncv: int, itemsize: int = 8,
+                      cfg: dict[str, Any] | None = None) -> float:
+    """Modelled cost of one ARPACK step on a stored matrix: its symmetric
+    matrix-vector product (:meth:`kpca.operators.DenseOperator.matvec`: ``2 n^2``
+    flops reading one triangle of the matrix, at half the weight ``w`` of a product
+    reading all of it), the Gram-Schmidt of the new vector against the ``k + ncv``
+    columns of the basis (matrix-vector products with the basis: their flops weigh
+    ``w`` too, for the basis's size) and the step's call overhead."""
+    cfg = cfg or get_config()
+    w = blas2_weight(n * n * itemsize, cfg)
+    # ARPACK's Gram-Schmidt is matrix-vector products too (against its n x ncv basis)
+    w_basis = blas2_weight(n * ncv * 8, cfg)
+    return (n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv) * w_basis
+            + cfg["arpack_step_flops"])
+
+
 def arpack_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None
                  ) -> float:
     """Modelled cost of ARPACK (implicitly restarted Lanczos) on a stored matrix."""
@@ -103,9 +127,7 @@ def arpack_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None =
     ncv = max(2 * k + 1, 20)
     if ncv >= n:  # ARPACK's basis would be the whole space: never cheaper than dense
         return math.inf
-    w = blas2_weight(n * n * itemsize, cfg)
-    step = 2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv) + cfg["arpack_step_flops"]
-    return arpack_products(k, cfg) * step
+    return arpack_products(k, cfg) * arpack_step_cost(n, k, ncv, itemsize, cfg)
 
 
 def arpack_max_iter(n: int, k: int, budget: float, itemsize: int = 8,
@@ -114,9 +136,7 @@ def arpack_max_iter(n: int, k: int, budget: float, itemsize: int = 8,
     products, each restart makes ``ncv - k`` more."""
     cfg = cfg or get_config()
     ncv = min(max(2 * k + 1, 20), n - 1)
-    w = blas2_weight(n * n * itemsize, cfg)
-    step = 2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv) + cfg["arpack_step_flops"]
-    products = budget / step
+    products = budget / arpack_step_cost(n, k, ncv, itemsize, cfg)
     return max(1, int((products - ncv) // max(1, ncv - k)) + 1)
 
 
@@ -131,14 +151,16 @@ def kernel_value_flops(kernel: Any, n_features: int | None) -> float:
 def krylov_pass_flops(n: int, k: int, b: int, m: int, itemsize: int = 8,
                       eval_flops: float = 0.0, stored: float = 1.0,
                       cfg: dict[str, Any] | None = None, threads: int = 1) -> float:
-    """Modelled cost of one block Lanczos pass of ``b`` columns with a basis of at most
-    ``m`` columns; ``stored`` is the fraction of the kernel matrix kept (the rest is
-    evaluated again, ``eval_flops`` per value). The pass's tiles are shared by
-    ``threads`` worker threads (compute-bound: it scales with them); the algebra
-    between passes is counted on one."""
+    """Modelled cost of one block Lanczos pass of ``b`` columns and the algebra after
+    it, with a basis of ``m`` columns then; ``stored`` is the fraction of the kernel
+    matrix kept (the rest is evaluated again, ``eval_flops`` per value). The pass's
+    tiles are shared by ``threads`` worker threads (compute-bound: it scales with
+    them); the algebra between passes (Gram-Schmidt twice against the basis,
+    ``8 n m b``; Cholesky QR; the Rayleigh-Ritz problem of the basis) is counted on
+    one."""
     product = 2.0 * n * n * b * (itemsize / 8.0)
     evaluation = (1.0 - stored) * 0.5 * n * n * eval_flops
-    algebra = 6.0 * n * m * b + 4.0 * n * b * b + _eigh_flops(m, cfg)
+    algebra = 8.0 * n * m * b + 4.0 * n * b * b + _eigh_flops(m, cfg)
     return (product + evaluation) / max(1, threads) + algebra
 
 
@@ -155,17 +177,52 @@ def krylov_passes(k: int, b: int, cfg: dict[str, Any] | None = None) -> int:
     return max(1, int(math.ceil(columns / b)))
 
 
+def krylov_basis_sizes(k: int, b: int, mmax: int) -> Iterator[tuple[int, int]]:
+    """The basis of block Lanczos pass after pass, as the solver grows and restarts it
+    (:class:`kpca.solvers._krylov.ProjectedProblem`, from a start block): for each
+    pass, the columns of the basis its Rayleigh-Ritz problem projects on, and the
+    flops per row of the thick restart before it (``2 m p``: ``p`` Ritz vectors from a
+    basis of ``m``; 0 when there was none). The basis grows by ``b`` a pass up to
+    ``mmax`` columns, then restarts from the best ``p`` Ritz vectors."""
+    from ._krylov import _keep
+
+    keep, m = _keep(k, b, mmax), b
+    while True:
+        rotation = 0
+        if m + b > mmax:
+            p = min(keep, m - b)
+            rotation, m = 2 * m * p, p
+        m += b
+        yield m, rotation
+
+
+def krylov_run_flops(n: int, k: int, b: int, mmax: int, passes: int, itemsize: int = 8,
+                     eval_flops: float = 0.0, stored: float = 1.0,
+                     cfg: dict[str, Any] | None = None, threads: int = 1) -> float:
+    """Modelled cost of ``passes`` block Lanczos passes with a basis of at most ``mmax``
+    columns: each pass at the basis it has then (:func:`krylov_basis_sizes`: small
+    while it grows, so the first passes' algebra is cheap), plus each thick restart's
+    rotation."""
+    total = 0.0
+    for _, (m, rotation) in zip(range(passes), krylov_basis_sizes(k, b, mmax),
+                                strict=False):
+        total += (krylov_pass_flops(n, k, b, m, itemsize, eval_flops, stored, cfg, threads)
+                  + float(n) * rotation)
+    return total
+
+
 def krylov_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
                  threads: int = 1, **pass_options: Any) -> float:
-    """Modelled cost of block Lanczos on a stored matrix (its default block and basis)."""
+    """Modelled cost of block Lanczos on a stored matrix (its default block and basis,
+    :func:`krylov_passes` passes)."""
     from ._krylov import krylov_basis_size, krylov_block_size
 
     b = krylov_block_size(k, True)
     m = krylov_basis_size(k, b)
     if m >= n // 2:  # the solver itself would use the dense one
         return math.inf
-    return krylov_passes(k, b, cfg) * krylov_pass_flops(n, k, b, m, itemsize, cfg=cfg,
-                                                        threads=threads, **pass_options)
+    return krylov_run_flops(n, k, b, m, krylov_passes(k, b, cfg), itemsize, cfg=cfg,
+                            threads=threads, **pass_options)
 
 
 def solver_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
@@ -225,9 +282,7 @@ def explain_choice(n: int, k: int, *, dense_fits: bool = True, rank: int | None 
     note = ""
     if rank is not None and k < rank <= ncv < n:
         # one sweep of ncv products: no restart
-        w = blas2_weight(n * n * itemsize, cfg)
-        costs["arpack"] = ncv * (2.0 * n * n * w * (itemsize / 8.0) + 4.0 * n * (k + ncv)
-                                 + cfg["arpack_step_flops"])
+        costs["arpack"] = ncv * arpack_step_cost(n, k, ncv, itemsize, cfg)
         note = f" (the kernel's rank <= {rank}: ARPACK costed at one sweep of {ncv} products)"
     best = min(costs, key=costs.__getitem__)
     listed = ", ".join(f"{name} {flops:.3g}" for name, flops in costs.items())
@@ -238,15 +293,21 @@ def explain_choice(n: int, k: int, *, dense_fits: bool = True, rank: int | None 
 def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
                     eval_flops: float = 0.0, stored: float = 1.0,
                     threads: int | None = None) -> int:
-    """Passes block Lanczos may make under ``'auto'`` before the dense solver runs
-    instead: ``auto_fallback_ratio`` times the dense solve's modelled cost, in passes
-    of this operator (at least one). A pure function of its arguments and the
+    """Passes block Lanczos (basis of at most ``m`` columns) may make under ``'auto'``
+    before the dense solver runs instead: as many as fit in ``auto_fallback_ratio``
+    times the dense solve's modelled cost, pass after pass as in
+    :func:`krylov_run_flops` (at least one). A pure function of its arguments and the
     configuration."""
     cfg = get_config()
     threads = machine_threads() if threads is None else threads
     budget = cfg["auto_fallback_ratio"] * dense_flops(n, k, itemsize, cfg, threads)
-    per_pass = krylov_pass_flops(n, k, b, m, itemsize, eval_flops, stored, cfg, threads)
-    return max(1, int(budget // per_pass))
+    spent, passes = 0.0, 0
+    for mj, rotation in krylov_basis_sizes(k, b, m):
+        spent += (krylov_pass_flops(n, k, b, mj, itemsize, eval_flops, stored, cfg, threads)
+                  + float(n) * rotation)
+        if spent > budget:
+            return max(1, passes)
+        passes += 1
 
 
 def primal_flops(n: int, p: int, k: int, degree: int = 1,

@@ -68,7 +68,7 @@ def device_eigsh(op: Any, k: int, *, solver: str = "krylov",
     if solver == "dense":
         return _dense(op, k)
     if block_size is None and options.get("start") is None:
-        block_size = krylov_block_size(k, cheap_pass=op.stored)
+        block_size = krylov_block_size(k, cheap_pass=op.stored, device_rows=op.n)
     return krylov_eigsh(op, k, block_size=block_size, algebra=DeviceAlgebra(op), **options)
 
 

@@ -48,10 +48,13 @@ logger = logging.getLogger("kpca")
 # 1,500-3,594, 6 blocks needed 1.2-2x fewer passes than 4 and 2-5x fewer than 3
 
 
-def krylov_block_size(k: int, cheap_pass: bool = False) -> int:
+def krylov_block_size(k: int, cheap_pass: bool = False, device_rows: int | None = None
+                      ) -> int:
     """Default block: when a pass recomputes kernel tiles (matrix-free), ``k + 9`` to
     ``k + 16`` columns, a multiple of 8 (24 for k = 10); when a pass is cheap (``K``
-    stored), 16 columns.
+    stored), 16 columns, except on a device (``device_rows``: the operator's rows)
+    below ``device_wide_block_rows`` rows (a setting), where it is ``k + 17`` to
+    ``k + 24`` columns (a multiple of 8) but at most 32.
 
     A matrix-free pass evaluates every kernel value once and multiplies it by the
     block twice: with the evaluation in cache-sized pieces, the product is about half
@@ -72,6 +75,8 @@ def krylov_block_size(k: int, cheap_pass: bool = False) -> int:
     """
     if not cheap_pass:
         return 8 * ((k + 16) // 8)
+    if device_rows is not None and device_rows < get_config()["device_wide_block_rows"]:
+        return min(8 * ((k + 24) // 8), 32)
     return 16
 
 
