@@ -24,12 +24,14 @@ The model (``n`` rows, ``k`` wanted pairs):
   Gram-Schmidt of a step against the basis (matrix-vector products with it: ``w'``
   is the weight for the basis's ``8 n ncv`` bytes) and ``s`` (``arpack_step_flops``)
   its call overhead;
-* block Lanczos on a stored matrix: ``ceil((a' k + b') / b)`` passes of
-  ``2 n^2 b (s / 8) + 6 n m b + E(m) + 4 n b^2`` -- the product (float32 storage ``s =
-  4``: twice the flops per cycle), classical Gram-Schmidt twice against a basis of
-  ``3/4 m`` columns on average, the Rayleigh-Ritz eigenproblem ``E(m)`` of the
-  ``m``-column basis (the dense model with ``k = m``) and Cholesky QR; a matrix-free
-  pass also evaluates the ``n^2 / 2`` kernel values (``e`` flops each).
+* block Lanczos on a stored matrix: ``ceil((a' k + b') / b)`` passes, pass ``j`` costing
+  ``2 n^2 b (s / 8) + 8 n m_j b + E(m_j) + 4 n b^2`` -- the product (float32 storage
+  ``s = 4``: twice the flops per cycle), classical Gram-Schmidt twice against the
+  ``m_j`` columns the basis has then, the Rayleigh-Ritz eigenproblem ``E(m_j)`` of that
+  basis (the dense model with ``k = m_j``) and Cholesky QR -- plus ``2 n m p`` for each
+  thick restart (the basis grows by ``b`` a pass and restarts from ``p`` Ritz
+  vectors: :func:`krylov_basis_sizes`); a matrix-free pass also evaluates the
+  ``n^2 / 2`` kernel values (``e`` flops each).
 """
 
 from __future__ import annotations
@@ -301,13 +303,14 @@ def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
     cfg = get_config()
     threads = machine_threads() if threads is None else threads
     budget = cfg["auto_fallback_ratio"] * dense_flops(n, k, itemsize, cfg, threads)
-    spent, passes = 0.0, 0
-    for mj, rotation in krylov_basis_sizes(k, b, m):
+    spent = 0.0
+    # every pass costs at least its product: the loop ends (the bound is a guard)
+    for passes, (mj, rotation) in enumerate(krylov_basis_sizes(k, b, m)):
         spent += (krylov_pass_flops(n, k, b, mj, itemsize, eval_flops, stored, cfg, threads)
                   + float(n) * rotation)
-        if spent > budget:
+        if spent > budget or passes >= 10**6:
             return max(1, passes)
-        passes += 1
+    raise AssertionError("unreachable: krylov_basis_sizes never ends")
 
 
 def primal_flops(n: int, p: int, k: int, degree: int = 1,
