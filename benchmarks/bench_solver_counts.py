@@ -90,7 +90,7 @@ def main(argv=None) -> int:
             for k in args.k:
                 products = arpack_count(X, k, kernel, gamma)
                 passes, columns = krylov_count(X, k, kernel, gamma)
-                b = krylov_block_size(k, True, n)
+                b = krylov_block_size(k, True)
                 est = krylov_passes(k, b)
                 print(f"| {data} | {n} | {k} | {products} | {arpack_products(k)} | "
                       f"{passes} ({columns}) | {est} ({est * b}) | {choose_solver(n, k)} |",

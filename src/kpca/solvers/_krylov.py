@@ -48,7 +48,7 @@ logger = logging.getLogger("kpca")
 # 1,500-3,594, 6 blocks needed 1.2-2x fewer passes than 4 and 2-5x fewer than 3
 
 
-def krylov_block_size(k: int, cheap_pass: bool = False, device_rows: int | None = None
+def krylov_block_size(k: int, cheap_pass: bool = False, *, device_rows: int | None = None
                       ) -> int:
     """Default block: when a pass recomputes kernel tiles (matrix-free), ``k + 9`` to
     ``k + 16`` columns, a multiple of 8 (24 for k = 10); when a pass is cheap (``K``
