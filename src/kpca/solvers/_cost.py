@@ -36,6 +36,7 @@ The model (``n`` rows, ``k`` wanted pairs):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -198,6 +199,16 @@ def krylov_basis_sizes(k: int, b: int, mmax: int) -> Iterator[tuple[int, int]]:
         yield m, rotation
 
 
+def _krylov_pass_costs(n: int, k: int, b: int, mmax: int, itemsize: int,
+                       eval_flops: float, stored: float, cfg: dict[str, Any] | None,
+                       threads: int) -> Iterator[float]:
+    """The modelled cost of each pass in turn (:func:`krylov_pass_flops` at the basis
+    it has then, plus the thick restart before it, if any)."""
+    for m, rotation in krylov_basis_sizes(k, b, mmax):
+        yield (krylov_pass_flops(n, k, b, m, itemsize, eval_flops, stored, cfg, threads)
+               + float(n) * rotation)
+
+
 def krylov_run_flops(n: int, k: int, b: int, mmax: int, passes: int, itemsize: int = 8,
                      eval_flops: float = 0.0, stored: float = 1.0,
                      cfg: dict[str, Any] | None = None, threads: int = 1) -> float:
@@ -205,12 +216,8 @@ def krylov_run_flops(n: int, k: int, b: int, mmax: int, passes: int, itemsize: i
     columns: each pass at the basis it has then (:func:`krylov_basis_sizes`: small
     while it grows, so the first passes' algebra is cheap), plus each thick restart's
     rotation."""
-    total = 0.0
-    for _, (m, rotation) in zip(range(passes), krylov_basis_sizes(k, b, mmax),
-                                strict=False):
-        total += (krylov_pass_flops(n, k, b, m, itemsize, eval_flops, stored, cfg, threads)
-                  + float(n) * rotation)
-    return total
+    costs = _krylov_pass_costs(n, k, b, mmax, itemsize, eval_flops, stored, cfg, threads)
+    return float(sum(itertools.islice(costs, passes)))
 
 
 def krylov_flops(n: int, k: int, itemsize: int = 8, cfg: dict[str, Any] | None = None,
@@ -303,14 +310,11 @@ def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
     cfg = get_config()
     threads = machine_threads() if threads is None else threads
     budget = cfg["auto_fallback_ratio"] * dense_flops(n, k, itemsize, cfg, threads)
-    spent = 0.0
-    # every pass costs at least its product: the loop ends (the bound is a guard)
-    for passes, (mj, rotation) in enumerate(krylov_basis_sizes(k, b, m)):
-        spent += (krylov_pass_flops(n, k, b, mj, itemsize, eval_flops, stored, cfg, threads)
-                  + float(n) * rotation)
-        if spent > budget or passes >= 10**6:
-            return max(1, passes)
-    raise AssertionError("unreachable: krylov_basis_sizes never ends")
+    # passes while the running total stays within the budget (each pass costs at least
+    # its product: the loop ends)
+    spent = itertools.accumulate(_krylov_pass_costs(n, k, b, m, itemsize, eval_flops,
+                                                    stored, cfg, threads))
+    return max(1, sum(1 for _ in itertools.takewhile(lambda t: t <= budget, spent)))
 
 
 def primal_flops(n: int, p: int, k: int, degree: int = 1,

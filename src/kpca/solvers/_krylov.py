@@ -68,9 +68,9 @@ def krylov_block_size(k: int, cheap_pass: bool = False, *, device_rows: int | No
     depend on the spectrum only), 16 columns needed 0.55-0.93 of the operator columns
     of 32 for 1.0-1.8x the passes, and the Rayleigh-Ritz problem of a pass (the part
     that does not grow with ``b``) is the same for both, as the basis is. Timed at
-    n = 600-5,000 (docs/benchmarks.md, "Narrow blocks on a stored K"), 16 columns were
-    faster in 79 of 85 cells (median 0.8x the time) and at most 1.24x slower in the
-    others (k = 5 and 128).
+    n = 600-5,000 (docs/benchmarks.md, "Narrow blocks, ARPACK's symmetric product and
+    'auto' read from counts"), 16 columns were faster in 79 of 85 cells (median 0.8x
+    the time) and at most 1.24x slower in the others (k = 5 and 128).
     A multiple of 8 matters: OpenBLAS's kernels work on column panels of 8 or 16.
     """
     if not cheap_pass:
