@@ -225,6 +225,48 @@ def test_cache_sizes_are_read_or_unknown():
     assert _config._parse_size("4096") == 4096
 
 
+def _fake_caches(root: Path, caches: list[tuple[int, str, str, str]]) -> str:
+    """A sysfs cache folder of (level, type, size, shared_cpu_list) entries."""
+    for i, (level, kind, size, shared) in enumerate(caches):
+        d = root / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+        (d / "shared_cpu_list").write_text(f"{shared}\n")
+    return str(root)
+
+
+@pytest.mark.parametrize("caches, cores, expected", [
+    # a 2-CPU virtual machine on a 300 MiB Xeon: sysfs lists only its own two CPUs
+    ([(1, "Data", "48K", "0"), (1, "Instruction", "32K", "0"), (2, "Unified", "2048K", "0"),
+      (3, "Unified", "307200K", "0-1")], 2, 32 * 2**20),
+    # a laptop: 8 CPUs share 16 MiB, the process uses them all: the whole cache
+    ([(2, "Unified", "1024K", "0-1"), (3, "Unified", "16384K", "0-7")], 8, 16 * 2**20),
+    # a 64-CPU socket with 256 MiB, a process pinned to 4 of them: its share, 16 MiB
+    ([(2, "Unified", "2048K", "0"), (3, "Unified", "262144K", "0-31,64-95")], 4,
+     16 * 2**20),
+    # the same socket, 2 CPUs of it: 8 MiB, under the per-core bound
+    ([(3, "Unified", "262144K", "0-31,64-95")], 2, 8 * 2**20),
+    # no L3: the L2, shared by two hardware threads, one of them ours
+    ([(1, "Data", "32K", "0,4"), (2, "Unified", "1024K", "0,4")], 1, 512 * 2**10),
+    # no shared_cpu_list readable: the size, at most 16 MiB a core
+    ([(3, "Unified", "98304K", "")], 4, 64 * 2**20),
+])
+def test_the_solver_cache_is_this_process_share_of_the_last_level(tmp_path, caches, cores,
+                                                                   expected):
+    base = _fake_caches(tmp_path, caches)
+    assert _config.cache_share(cores, base) == expected
+
+
+def test_the_solver_cache_rule_without_sysfs(tmp_path):
+    # nothing readable (and sysconf may or may not say): never above 16 MiB a core
+    share = _config.cache_share(1, str(tmp_path / "absent"))
+    assert 1 <= share <= 32 * 2**20
+    assert _config._count_cpus("0-3,8,10-11\n") == 7
+    assert _config._count_cpus("") == 0
+
+
 def test_none_is_refused_where_there_is_no_rule():
     with pytest.raises(ValueError, match="'stream_block_bytes' must be int; got None"):
         set_config(stream_block_bytes=None)

@@ -41,7 +41,7 @@ from kpca import cli
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: code blocks marked "not run" in README.md and docs/*.md
-NOT_RUN = 61
+NOT_RUN = 62
 
 MARKER = re.compile(r"^<!--\s*snippet:\s*not run\s*\((?P<reason>.+)\)\s*-->$")
 RUN = {"python", "bash"}

@@ -96,10 +96,12 @@ def _parse_size(text: str) -> int:
     return int(text.rstrip("KMG")) * scale
 
 
-def cache_bytes(level: int) -> int | None:
-    """Bytes of the first CPU's data (or unified) cache of ``level`` (1, 2 or 3), from
-    Linux sysfs, else ``os.sysconf``; ``None`` where neither says (macOS, Windows)."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
+#: where Linux describes the first CPU's caches
+_SYSFS_CACHE = "/sys/devices/system/cpu/cpu0/cache"
+
+
+def _sysfs_cache(level: int, base: str = _SYSFS_CACHE) -> str | None:
+    """The sysfs folder of the first CPU's data (or unified) cache of ``level``."""
     try:
         for entry in sorted(os.listdir(base)):
             path = os.path.join(base, entry)
@@ -109,19 +111,53 @@ def cache_bytes(level: int) -> int | None:
                 if int(f.read()) != level:
                     continue
             with open(os.path.join(path, "type")) as f:
-                if f.read().strip() == "Instruction":
-                    continue
+                if f.read().strip() != "Instruction":
+                    return path
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def cache_bytes(level: int, base: str = _SYSFS_CACHE) -> int | None:
+    """Bytes of the first CPU's data (or unified) cache of ``level`` (1, 2 or 3), from
+    Linux sysfs, else ``os.sysconf``; ``None`` where neither says (macOS, Windows)."""
+    path = _sysfs_cache(level, base)
+    if path is not None:
+        try:
             with open(os.path.join(path, "size")) as f:
                 size = _parse_size(f.read())
             if size > 0:
                 return size
-    except (OSError, ValueError):
-        pass
+        except (OSError, ValueError):
+            pass
     try:
         size = os.sysconf(_SYSCONF_CACHE[level])
     except (AttributeError, KeyError, OSError, ValueError):
         return None
     return int(size) if size > 0 else None
+
+
+def _count_cpus(text: str) -> int:
+    """``"0-3,8"`` -> 5 (a sysfs CPU list)."""
+    count = 0
+    for part in text.strip().split(","):
+        if part:
+            first, _, last = part.partition("-")
+            count += int(last or first) - int(first) + 1
+    return count
+
+
+def cache_sharing(level: int, base: str = _SYSFS_CACHE) -> int | None:
+    """CPUs that share the first CPU's cache of ``level`` (sysfs ``shared_cpu_list``);
+    ``None`` where it cannot be read."""
+    path = _sysfs_cache(level, base)
+    if path is None:
+        return None
+    try:
+        with open(os.path.join(path, "shared_cpu_list")) as f:
+            return _count_cpus(f.read()) or None
+    except (OSError, ValueError):
+        return None
 
 
 def _l2_cache_bytes() -> int:
@@ -625,10 +661,33 @@ _register("parquet_buffer_bytes", Setting(
 # and these values only.
 
 
-def _last_level_cache() -> int:
-    """Bytes of the largest CPU cache (:func:`cache_bytes`: Linux sysfs, else sysconf),
-    32 MiB where it cannot be read."""
-    return max(cache_bytes(level) or 0 for level in (1, 2, 3)) or 32 * MiB
+#: the most last-level cache one core of a shipping CPU has to itself, rounded up: AMD's
+#: stacked-cache parts give each core of an 8-core complex 96 MiB / 8 = 12 MiB of L3
+#: (plus 1 MiB of L2); other server and desktop CPUs 1.5-5 MiB
+_CACHE_PER_CORE_MAX = 16 * MiB
+
+
+def cache_share(cores: int, base: str = _SYSFS_CACHE) -> int:
+    """Bytes of the largest CPU cache that ``cores`` cores of this process can count on.
+
+    The cache is shared by the CPUs sysfs lists for it; a process on fewer of them (a
+    CPU affinity, a cgroup quota) gets their share. A virtual machine or a container
+    sees the whole cache of a host whose other cores it does not see (sysfs lists only
+    its own CPUs there), so the share is also at most ``cores`` times the most any
+    single core of a shipping CPU has (``_CACHE_PER_CORE_MAX``, 16 MiB). 32 MiB where
+    the cache cannot be read."""
+    level = max((lv for lv in (1, 2, 3) if cache_bytes(lv, base)), default=None)
+    if level is None:
+        return 32 * MiB
+    size = int(cache_bytes(level, base) or 0)
+    sharing = cache_sharing(level, base)
+    if sharing is not None and sharing > cores:
+        size = size * cores // sharing
+    return max(1, min(size, cores * _CACHE_PER_CORE_MAX))
+
+
+def _solver_cache() -> int:
+    return cache_share(process_cores())
 
 
 _register("blas2_flop_cost", Setting(
@@ -645,9 +704,14 @@ _register("blas2_flop_cost", Setting(
 _register("solver_cache_bytes", Setting(
     None,
     "A matrix of at most this many bytes stays in cache between two products, and its "
-    "matrix-vector products cost blas2_flop_cost / 2 per flop. Rule: the size of the "
-    "CPU's last-level cache (sysfs; 32 MiB where it cannot be read).",
-    kind=int, low=0, rule=_last_level_cache))
+    "matrix-vector products cost blas2_flop_cost / 2 per flop. Rule: this process's "
+    "share of the CPU's last-level cache (sysfs; 32 MiB where it cannot be read): the "
+    "cache times n_cores over the CPUs that share it, and at most 16 MiB a core (the "
+    "most any core of a shipping CPU has: AMD's stacked L3, 96 MiB for 8 cores), "
+    "because a virtual machine or container sees the whole cache of a host whose "
+    "other cores use it too (a 2-CPU VM on a 300 MiB Xeon streams ARPACK's products "
+    "at cache speed only up to ~32 MiB; docs/benchmarks.md).",
+    kind=int, low=0, rule=_solver_cache))
 _register("dense_small_rows", Setting(
     200,
     "Under eigen_solver='auto', matrices of at most this many rows are always solved by "
