@@ -351,7 +351,7 @@ def test_info_without_a_model_describes_this_machine(capsys):
     import sklearn
     from threadpoolctl import threadpool_info
 
-    from kpca import _native
+    from kpca import _config, _native
     from kpca.kernels import _standard
     from kpca.operators import _tiled
     from kpca.operators._gram import n_threads
@@ -381,6 +381,12 @@ def test_info_without_a_model_describes_this_machine(capsys):
     assert {lib["filepath"] for lib in blas} <= {lib["filepath"] for lib in info["blas"]}
     assert info["resources"]["threads"] == n_threads(None)
     assert 0 < info["resources"]["memory_limit"] <= info["resources"]["memory_available"]
+    caches = info["caches"]
+    assert caches["solver_cache_bytes"] == kpca.get_config()["solver_cache_bytes"]
+    assert caches["l2"] == _config.cache_bytes(2)
+    if caches["last_level"] is not None:
+        assert caches["last_level"]["bytes"] == _config.cache_bytes(caches["last_level"]["level"])
+        assert caches["solver_cache_bytes"] <= caches["last_level"]["bytes"]
 
     code, text, err = run(capsys, "info")
     assert code == 0, err
@@ -393,6 +399,7 @@ def test_info_without_a_model_describes_this_machine(capsys):
     assert any(line.strip().startswith(f"RBF block: {want} (") for line in lines)
     assert any(line.startswith("blas: ") and blas[0]["filepath"] in line for line in lines)
     assert f"{n_threads(None)} worker threads by default" in text
+    assert any(line.startswith("caches: ") and "solver_cache_bytes" in line for line in lines)
     assert _native.ENV in text
     # with a model, the model (as before)
     code, _, err = run(capsys, "info", "missing.kpca")

@@ -661,6 +661,16 @@ _register("parquet_buffer_bytes", Setting(
 # and these values only.
 
 
+def last_level_cache(base: str = _SYSFS_CACHE) -> tuple[int, int, int | None] | None:
+    """``(level, bytes, CPUs sharing it)`` of the largest CPU cache (:func:`cache_bytes`,
+    :func:`cache_sharing`: the sharing is ``None`` where sysfs does not say); ``None``
+    where no cache size can be read."""
+    level = max((lv for lv in (1, 2, 3) if cache_bytes(lv, base)), default=None)
+    if level is None:
+        return None
+    return level, int(cache_bytes(level, base) or 0), cache_sharing(level, base)
+
+
 #: the most last-level cache one core of a shipping CPU has to itself, rounded up: AMD's
 #: stacked-cache parts give each core of an 8-core complex 96 MiB / 8 = 12 MiB of L3
 #: (plus 1 MiB of L2); other server and desktop CPUs 1.5-5 MiB
@@ -676,11 +686,10 @@ def cache_share(cores: int, base: str = _SYSFS_CACHE) -> int:
     its own CPUs there), so the share is also at most ``cores`` times the most any
     single core of a shipping CPU has (``_CACHE_PER_CORE_MAX``, 16 MiB). 32 MiB where
     the cache cannot be read."""
-    level = max((lv for lv in (1, 2, 3) if cache_bytes(lv, base)), default=None)
-    if level is None:
+    llc = last_level_cache(base)
+    if llc is None:
         return 32 * MiB
-    size = int(cache_bytes(level, base) or 0)
-    sharing = cache_sharing(level, base)
+    _, size, sharing = llc
     if sharing is not None and sharing > cores:
         size = size * cores // sharing
     return max(1, min(size, cores * _CACHE_PER_CORE_MAX))

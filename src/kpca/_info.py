@@ -1,6 +1,6 @@
 """What kpca runs with on this machine (``kpca info`` without a model): versions, the
-compiled kernels' variants, the CPU features they depend on, the BLAS library, and the
-cores and memory a fit uses by default."""
+compiled kernels' variants, the CPU features they depend on, the BLAS library, the
+cores and memory a fit uses by default, and the caches its cost model counts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from importlib import metadata
 from typing import Any
 
 from . import _native
+from ._config import cache_bytes, get_config, last_level_cache
 from ._memory import available_memory, default_memory_limit, format_bytes
 
 #: CPU features the compiled variants depend on (NumPy's names), and the variant each
@@ -48,7 +49,9 @@ def system_info() -> dict[str, Any]:
         the variants depend on); ``blas`` (threadpoolctl's description of each BLAS
         and OpenMP library loaded); ``resources`` (the worker threads a fit uses by
         default, the CPUs the OS reports, the default memory budget and the memory
-        available).
+        available); ``caches`` (the L2 cache, the last-level cache with the CPUs that
+        share it, and ``solver_cache_bytes``: the share of it the solver cost model
+        counts, kpca._config.cache_share).
     """
     from threadpoolctl import threadpool_info
 
@@ -67,6 +70,11 @@ def system_info() -> dict[str, Any]:
                                       "threading_layer", "num_threads", "filepath")}
             for lib in threadpool_info()]
     memory = default_memory_limit()
+    llc = last_level_cache()
+    caches = {"l2": cache_bytes(2),
+              "last_level": None if llc is None else {"level": llc[0], "bytes": llc[1],
+                                                      "shared_by": llc[2]},
+              "solver_cache_bytes": get_config()["solver_cache_bytes"]}
     return {
         "versions": versions,
         "native": native,
@@ -76,6 +84,7 @@ def system_info() -> dict[str, Any]:
         "resources": {"threads": n_threads(None), "cpus": os.cpu_count(),
                       "memory_limit": memory, "memory_available": available_memory(),
                       "memory_limit_text": format_bytes(memory)},
+        "caches": caches,
     }
 
 
@@ -104,4 +113,13 @@ def format_info(info: dict[str, Any]) -> str:
                  f"({r['cpus']} CPUs reported), memory_limit by default "
                  f"{r['memory_limit_text']} (of {format_bytes(r['memory_available'])} "
                  "available)")
+    c = info["caches"]
+    parts = [f"L2 {format_bytes(c['l2'])}" if c["l2"] else "L2 unknown"]
+    last = c["last_level"]
+    if last is not None:
+        shared = (f" shared by {last['shared_by']} CPUs" if last["shared_by"] else "")
+        parts.append(f"L{last['level']} {format_bytes(last['bytes'])}{shared}")
+    lines.append(f"caches: {', '.join(parts)}; the solver cost model counts "
+                 f"{format_bytes(c['solver_cache_bytes'])} (solver_cache_bytes: this "
+                 "process's share)")
     return "\n".join(lines)
