@@ -237,6 +237,15 @@ def _fake_caches(root: Path, caches: list[tuple[int, str, str, str]]) -> str:
     return str(root)
 
 
+@pytest.fixture
+def no_sysconf(monkeypatch):
+    """``os.sysconf`` says nothing about caches (as on Linux without the glibc names):
+    the fake sysfs folders alone decide."""
+    def refuse(name):
+        raise ValueError(name)
+    monkeypatch.setattr(_config.os, "sysconf", refuse)
+
+
 @pytest.mark.parametrize("caches, cores, expected", [
     # a 2-CPU virtual machine on a 300 MiB Xeon: sysfs lists only its own two CPUs
     ([(1, "Data", "48K", "0"), (1, "Instruction", "32K", "0"), (2, "Unified", "2048K", "0"),
@@ -252,17 +261,22 @@ def _fake_caches(root: Path, caches: list[tuple[int, str, str, str]]) -> str:
     ([(1, "Data", "32K", "0,4"), (2, "Unified", "1024K", "0,4")], 1, 512 * 2**10),
     # no shared_cpu_list readable: the size, at most 16 MiB a core
     ([(3, "Unified", "98304K", "")], 4, 64 * 2**20),
+    # a share that does not divide evenly: 32 MiB over 3 CPUs, two of them ours
+    ([(3, "Unified", "32768K", "0-2")], 2, 2**25 * 2 // 3),
+    # more CPUs than share one cache (two sockets): one cache, not the sum of both
+    ([(3, "Unified", "32768K", "0-7")], 16, 32 * 2**20),
 ])
-def test_the_solver_cache_is_this_process_share_of_the_last_level(tmp_path, caches, cores,
-                                                                   expected):
+def test_the_solver_cache_is_this_process_share_of_the_last_level(tmp_path, no_sysconf,
+                                                                   caches, cores, expected):
     base = _fake_caches(tmp_path, caches)
     assert _config.cache_share(cores, base) == expected
 
 
-def test_the_solver_cache_rule_without_sysfs(tmp_path):
-    # nothing readable (and sysconf may or may not say): never above 16 MiB a core
-    share = _config.cache_share(1, str(tmp_path / "absent"))
-    assert 1 <= share <= 32 * 2**20
+def test_the_solver_cache_rule_without_sysfs(tmp_path, no_sysconf):
+    # nothing readable: 32 MiB, within 16 MiB a CPU
+    assert _config.last_level_cache(str(tmp_path / "absent")) is None
+    assert _config.cache_share(4, str(tmp_path / "absent")) == 32 * 2**20
+    assert _config.cache_share(1, str(tmp_path / "absent")) == 16 * 2**20
     assert _config._count_cpus("0-3,8,10-11\n") == 7
     assert _config._count_cpus("") == 0
 

@@ -662,7 +662,8 @@ _register("parquet_buffer_bytes", Setting(
 
 
 def last_level_cache(base: str = _SYSFS_CACHE) -> tuple[int, int, int | None] | None:
-    """``(level, bytes, CPUs sharing it)`` of the largest CPU cache (:func:`cache_bytes`,
+    """``(level, bytes, CPUs sharing it)`` of the highest-level CPU cache whose size can
+    be read, the last-level cache (:func:`cache_bytes`,
     :func:`cache_sharing`: the sharing is ``None`` where sysfs does not say); ``None``
     where no cache size can be read."""
     level = max((lv for lv in (1, 2, 3) if cache_bytes(lv, base)), default=None)
@@ -678,17 +679,20 @@ _CACHE_PER_CORE_MAX = 16 * MiB
 
 
 def cache_share(cores: int, base: str = _SYSFS_CACHE) -> int:
-    """Bytes of the largest CPU cache that ``cores`` cores of this process can count on.
+    """Bytes of the last-level cache (:func:`last_level_cache`) that ``cores`` CPUs of
+    this process can count on.
 
     The cache is shared by the CPUs sysfs lists for it; a process on fewer of them (a
-    CPU affinity, a cgroup quota) gets their share. A virtual machine or a container
-    sees the whole cache of a host whose other cores it does not see (sysfs lists only
-    its own CPUs there), so the share is also at most ``cores`` times the most any
-    single core of a shipping CPU has (``_CACHE_PER_CORE_MAX``, 16 MiB). 32 MiB where
-    the cache cannot be read."""
+    CPU affinity, a cgroup quota) gets their share, one on more of them (several
+    sockets or cache groups) counts one cache, not their sum. A virtual machine or a
+    container sees the whole cache of a host whose other cores it does not see (sysfs
+    lists only its own CPUs there), so the share is also at most ``cores`` times the
+    most any core of a shipping CPU has (``_CACHE_PER_CORE_MAX``, 16 MiB; counted per
+    logical CPU, as ``cores`` is: loose for hardware threads, on purpose). Where the
+    cache cannot be read, 32 MiB, within the same bound."""
     llc = last_level_cache(base)
     if llc is None:
-        return 32 * MiB
+        return min(32 * MiB, cores * _CACHE_PER_CORE_MAX)
     _, size, sharing = llc
     if sharing is not None and sharing > cores:
         size = size * cores // sharing
@@ -715,8 +719,9 @@ _register("solver_cache_bytes", Setting(
     "A matrix of at most this many bytes stays in cache between two products, and its "
     "matrix-vector products cost blas2_flop_cost / 2 per flop. Rule: this process's "
     "share of the CPU's last-level cache (sysfs; 32 MiB where it cannot be read): the "
-    "cache times n_cores over the CPUs that share it, and at most 16 MiB a core (the "
-    "most any core of a shipping CPU has: AMD's stacked L3, 96 MiB for 8 cores), "
+    "cache times the process's CPUs (the n_cores rule, read once) over the CPUs that "
+    "share it, at most the whole cache, and at most 16 MiB a CPU (the most any core "
+    "of a shipping CPU has: AMD's stacked L3, 96 MiB for 8 cores), "
     "because a virtual machine or container sees the whole cache of a host whose "
     "other cores use it too (a 2-CPU VM on a 300 MiB Xeon streams ARPACK's products "
     "at cache speed only up to ~32 MiB; docs/benchmarks.md).",
