@@ -112,6 +112,9 @@ def _stated(plan: FitPlan) -> None:
         assert plan.costs[plan.solver] == min(plan.costs.values())
         for name, flops in plan.costs.items():
             assert f"{name} {flops:.3g}" in plan.solver_reason
+        if plan.solver_reason.startswith("least modelled cost"):  # and the cache it assumed
+            cache = kpca.get_config()["solver_cache_bytes"] / 2**20
+            assert f"{cache:.3g} MiB of cache" in plan.solver_reason
     elif plan.solver == "primal":
         assert "p=" in plan.solver_reason and "flops" in plan.solver_reason
     else:

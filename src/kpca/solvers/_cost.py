@@ -295,8 +295,10 @@ def explain_choice(n: int, k: int, *, dense_fits: bool = True, rank: int | None 
         note = f" (the kernel's rank <= {rank}: ARPACK costed at one sweep of {ncv} products)"
     best = min(costs, key=costs.__getitem__)
     listed = ", ".join(f"{name} {flops:.3g}" for name, flops in costs.items())
-    return (best, f"least modelled cost in flops on {threads} core(s): {listed}{note}",
-            costs)
+    # the cache the matrix-vector weights assumed (a VM's share, not its host's cache)
+    cache = f"{cfg['solver_cache_bytes'] / 2**20:.3g} MiB"
+    return (best, f"least modelled cost in flops on {threads} core(s), {cache} of cache: "
+            f"{listed}{note}", costs)
 
 
 def fallback_passes(n: int, k: int, b: int, m: int, itemsize: int = 8,
