@@ -79,10 +79,14 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[1500, 2300, 3500])
     ap.add_argument("--k", type=int, nargs="+", default=[5, 10, 32, 128])
     args = ap.parse_args(argv)
+    # the last two ratios: block Lanczos's columns over ARPACK's products, counted and
+    # estimated (counted, nearly the same on every spectrum at a given k: ninth session,
+    # docs/benchmarks.md)
     print("| data | n | k | ARPACK products | estimate | block Lanczos passes (columns) "
           "after the construction pass "
-          "| estimate: passes (columns) | `auto` picks |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| estimate: passes (columns) | `auto` picks | columns / products: counted "
+          "| estimated |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for data in args.data:
         standardize, kernel, gamma = DATA[data]
         for n in args.n:
@@ -93,8 +97,9 @@ def main(argv=None) -> int:
                 b = krylov_block_size(k, True)
                 est = krylov_passes(k, b)
                 print(f"| {data} | {n} | {k} | {products} | {arpack_products(k)} | "
-                      f"{passes} ({columns}) | {est} ({est * b}) | {choose_solver(n, k)} |",
-                      flush=True)
+                      f"{passes} ({columns}) | {est} ({est * b}) | {choose_solver(n, k)} | "
+                      f"{columns / max(1, products):.2f} | "
+                      f"{est * b / arpack_products(k):.2f} |", flush=True)
     return 0
 
 

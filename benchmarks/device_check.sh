@@ -29,6 +29,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 python3 setup.py build_ext --inplace -q --force > $OUT/build.txt 2>&1; tail -2 $OUT/build.txt
 export PYTHONPATH=/tmp/site:$PWD/src
 git log --oneline -1 2>/dev/null; python3 -c "import triton,torch;print('triton',triton.__version__,'torch',torch.__version__)"
+# what kpca sees there: variants, BLAS, cores, memory, and the cache its cost model counts
+python3 -c "from kpca._info import format_info, system_info; print(format_info(system_info()))"
 if want cudatests; then
 el cudatests
 # every test file that reads the device switches (the array-API suite, the fused
