@@ -666,10 +666,11 @@ def last_level_cache(base: str = _SYSFS_CACHE) -> tuple[int, int, int | None] | 
     be read, the last-level cache (:func:`cache_bytes`,
     :func:`cache_sharing`: the sharing is ``None`` where sysfs does not say); ``None``
     where no cache size can be read."""
-    level = max((lv for lv in (1, 2, 3) if cache_bytes(lv, base)), default=None)
-    if level is None:
+    sizes = [(lv, size) for lv in (1, 2, 3) if (size := cache_bytes(lv, base))]
+    if not sizes:
         return None
-    return level, int(cache_bytes(level, base) or 0), cache_sharing(level, base)
+    level, size = sizes[-1]
+    return level, size, cache_sharing(level, base)
 
 
 #: the most last-level cache one core of a shipping CPU has to itself, rounded up: AMD's
