@@ -147,9 +147,9 @@ def test_blas_products_and_sweeps_in_cache():
     """Which variant hands its products to BLAS: the portable one where a wider
     variant runs on this CPU (forced narrower: BLAS's kernels are wider), never where
     it is the best (then, as avx2 and avx512, its one-sweep product on a matrix-free
-    piece whose block is a multiple of its vector); avx2 and avx512 on a matrix-free
-    piece only where the block is not a multiple of their vector or a wider variant
-    runs on this CPU."""
+    piece whose block is whole vectors and at most half a vector more); avx2 and
+    avx512 on a matrix-free piece only where more columns are left over or a wider
+    variant runs on this CPU."""
     import types
 
     def ns(name, best, widths):
@@ -160,12 +160,17 @@ def test_blas_products_and_sweeps_in_cache():
         assert _native.blas_products(portable) and not _native.sweeps_in_cache(portable, 16)
     alone = ns("portable", "portable", (4, 2))  # x86-64 without AVX2, ARM
     assert not _native.blas_products(alone)
-    assert _native.sweeps_in_cache(alone, 24) and not _native.sweeps_in_cache(alone, 6)
+    assert _native.sweeps_in_cache(alone, 24) and _native.sweeps_in_cache(alone, 6)
+    assert not _native.sweeps_in_cache(alone, 7)
     for name, width in (("avx2", 8), ("avx512", 16)):
         best = ns(name, name, (width, width // 2))
         assert not _native.blas_products(best)
         assert _native.sweeps_in_cache(best, 3 * width)
-        assert not _native.sweeps_in_cache(best, width + width // 2)
+        # up to half a vector past whole ones goes in the dot-product form, more to BLAS
+        assert _native.sweeps_in_cache(best, width + width // 2)
+        assert _native.sweeps_in_cache(best, width // 2) and _native.sweeps_in_cache(best, 1)
+        assert not _native.sweeps_in_cache(best, width + width // 2 + 1)
+        assert not _native.sweeps_in_cache(best, width - 1)
     forced = ns("avx2", "avx512", (8, 4))
     assert not _native.sweeps_in_cache(forced, 16) and not _native.blas_products(forced)
     assert not _native.blas_products(None) and not _native.sweeps_in_cache(None, 16)

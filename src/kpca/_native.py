@@ -160,21 +160,35 @@ def blas_products(functions: Any) -> bool:
             and getattr(functions, "best", "portable") != "portable")
 
 
+def tail_is_cheap(width: int, lanes: int) -> bool:
+    """Whether a block of ``width`` columns is multiplied as it is by the compiled
+    one-sweep product, whose vectors hold ``lanes`` columns: its last ``width mod
+    lanes`` columns go in the kernel's dot-product form (``_tileprod_kernel.h``), which
+    costs about half a vector per two columns, so up to half a vector of them is
+    cheaper than the zero columns that would complete it, more is not
+    (benchmarks/bench_update_passes.py, the avx2 variant, 10,500 rows, one thread: 10
+    columns 51.9 ms against 71.0 padded to 16; 12: 66.9 against 71.8 for 16)."""
+    return width % lanes <= lanes // 2
+
+
 def sweeps_in_cache(functions: Any, width: int) -> bool:
     """Whether a matrix-free piece (evaluated into cache, then multiplied) is
     multiplied by the variant's one-sweep product rather than by BLAS: where the
-    block's ``width`` is a multiple of the variant's vector and the variant is the
-    widest this CPU runs (so that BLAS's kernels are no wider than its own).
+    block's ``width`` fills the variant's vectors but for a cheap tail
+    (:func:`tail_is_cheap`) and the variant is the widest this CPU runs (so that
+    BLAS's kernels are no wider than its own).
 
     A piece is read from cache, so the one sweep saves no memory traffic there, only
     BLAS's packing: it wins where its vectors are as wide as BLAS's (on this project's
-    AVX2 machine, 2.77 against 2.95 CPU-s a 40,000-row pass), and loses where a
-    narrower variant is forced on a wider CPU (``KPCA_NATIVE=avx2`` on AVX-512, where
-    BLAS runs AVX-512 kernels: the AVX2 pass took 1.48x the AVX-512 one's time;
-    ``KPCA_NATIVE=portable`` on AVX2: :func:`blas_products`).
+    AVX2 machine, 2.77 against 2.95 CPU-s a 40,000-row pass; on a 2-core AVX-512 Xeon,
+    one thread, 20,000 rows, 24 columns, 16 in a vector and 8 in the dot-product form:
+    0.35 against 0.63 CPU-s), and loses where a narrower variant is forced on a wider
+    CPU (``KPCA_NATIVE=avx2`` on AVX-512, where BLAS runs AVX-512 kernels: the AVX2
+    pass took 1.48x the AVX-512 one's time; ``KPCA_NATIVE=portable`` on AVX2:
+    :func:`blas_products`).
     """
     name = getattr(functions, "name", None)
-    return (name in VARIANTS and width % functions.widths[0] == 0
+    return (name in VARIANTS and tail_is_cheap(width, functions.widths[0])
             and name == getattr(functions, "best", name))
 
 

@@ -78,8 +78,9 @@ def _recomputed(kernel, X, **kw):
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_matrix_free_pass(spy, variant, best, piece, tile, b, n_jobs):
     """Every recomputed tile goes through one compiled call (no Python piece), with
-    the products by the one-sweep kernel or BLAS (b = 12, 1: not a multiple of the
-    AVX2 vector); the result is the dense reference's, and the Python loop's to
+    the products by the one-sweep kernel (whole vectors and at most half a vector in
+    its dot-product form: b = 24 on avx512, 12 on avx2, 1) or BLAS (b = 12 on
+    avx512); the result is the dense reference's, and the Python loop's to
     float32 round-off."""
     rng = np.random.default_rng(b)
     X = rng.standard_normal((401, 6)) + 50  # far from the origin: the centre shift
@@ -242,8 +243,14 @@ def test_refusals(variant):
         fns.fused_rbf(*ok[:6], 25, *ok[7:])
     with pytest.raises(ValueError, match="diagonal tile square"):
         fns.fused_rbf(*ok[:8], True, *ok[9:])
-    with pytest.raises(ValueError, match="multiple of"):
-        fns.fused_rbf(*ok[:4], np.ones((30, 3), np.float32), np.zeros((30, 3)), *ok[6:])
+    # a block that is not whole vectors: its last columns in the dot-product form, the
+    # same sums as BLAS's products (no refusal)
+    V3 = np.random.default_rng(0).standard_normal((30, 3)).astype(np.float32)
+    W3 = [np.zeros((30, 3)) for _ in range(2)]
+    fns.fused_rbf(*ok[:4], V3, W3[0], *ok[6:])
+    fns.fused_rbf(*ok[:4], V3, W3[1], *ok[6:-1], _native.sgemm())
+    np.testing.assert_allclose(W3[0], W3[1], rtol=1e-6)
+    assert np.abs(W3[0]).max() > 0
     with pytest.raises(ValueError, match=r"panels must have shape \(>= 1, 4, 16\)"):
         fns.fused_rbf(A, A, np.ones((1, 3, 16), np.float32), *ok[3:])
     with pytest.raises(ValueError, match="read-only"):
@@ -384,8 +391,9 @@ def test_which_products_go_to_blas(monkeypatch, variant, best):
     matrix-free pieces) to BLAS's sgemm where the CPU runs a wider variant
     (kpca._native.blas_products), and keeps its own where it is the best (``best``);
     avx2 and avx512 keep their one-sweep product except on matrix-free pieces where a
-    wider variant runs on this CPU or the block is not a multiple of their vector
-    (kpca._native.sweeps_in_cache). Every way gives the dense reference's product."""
+    wider variant runs on this CPU or the block's columns past whole vectors are more
+    than half a vector (kpca._native.sweeps_in_cache). Every way gives the dense
+    reference's product."""
     fns = _native.bind(tiled._tileprod_ext, variant)
     seen = {}
 
@@ -414,15 +422,17 @@ def test_which_products_go_to_blas(monkeypatch, variant, best):
                        inplace=True)
         np.testing.assert_allclose(op.matmat(V), _dense(kernel, X, V), rtol=2e-4, atol=2e-4)
         assert all((args[-1] is capsule) == portable for args in seen["build_rbf"])
-        # every stored tile is multiplied again by `product`, except where the block is
-        # not a whole number of the variant's vectors (avx512 at 24 columns: 16 + 8):
-        # there the products are all made as the tiles are built
-        assert "product" in seen or b % fns.widths[0]
+        # every stored tile is multiplied again by `product`: 24 columns are whole
+        # vectors, or (avx512) one and 8 columns in the dot-product form
+        assert "product" in seen
         assert all(any(a is capsule for a in args) == portable
                    for args in seen.get("product", []))
         free = _recomputed(kernel, X, tile=40, n_jobs=1)
         np.testing.assert_allclose(free.matmat(V), _dense(kernel, X, V), rtol=2e-4, atol=2e-4)
-        sweep = (not portable and b % fns.widths[0] == 0 and variant == ns.best)
+        # the one-sweep product where the columns past whole vectors are at most half
+        # a vector (avx512 at 24: 16 + 8); BLAS's on a narrower variant than the CPU's
+        sweep = (not portable and b % fns.widths[0] <= fns.widths[0] // 2
+                 and variant == ns.best)
         assert seen["fused_rbf"] and all((args[-1] is None) == sweep
                                          for args in seen["fused_rbf"])
 

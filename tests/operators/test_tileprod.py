@@ -312,9 +312,10 @@ def test_operator_passes_agree_with_and_without_the_kernel(use, variant, kernel,
 
 @every_variant
 def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch, use, variant):
-    """The compiled kernel serves float32 tiles with blocks of a multiple of its
-    float32 vector's values and float64 tiles with a multiple of its float64 vector's
-    (after the construction's column of ones); other widths keep NumPy's products."""
+    """The compiled kernel serves float32 tiles with blocks of whole float32 vectors
+    and at most half a vector more, float64 tiles likewise with its float64 vector
+    (after the construction's column of ones: native_columns); other widths keep
+    NumPy's products."""
     calls = []
     fns = use(variant)
     w32, w64 = fns.widths
@@ -331,16 +332,24 @@ def test_the_pass_uses_the_kernel_only_where_it_applies(monkeypatch, use, varian
                              probe=np.ones((60, 16)))
     assert calls and set(calls) == {16}  # construction: 1 + 16 columns
     calls.clear()
-    op.matmat(np.ones((60, w32 + w32 // 2)))
+    op.matmat(np.ones((60, w32 + w32 // 2 + 1)))
     assert calls == []
+    op.matmat(np.ones((60, w32 + w32 // 2)))
+    assert calls and set(calls) == {w32 + w32 // 2}
+    calls.clear()
     op.matmat(np.ones((60, 2 * w32)))
     assert calls and set(calls) == {2 * w32}
     calls.clear()
     op64 = TiledKernelOperator(RBF(gamma=0.5), X, dtype=np.float64, tile=20)
     assert calls and set(calls) == {0}  # construction: the row sums alone
     calls.clear()
+    op64.matmat(np.ones((60, w64 + w64 // 2 + 1)))
+    # (the portable variant's float64 vector holds 2 values: every tail is cheap)
+    assert calls == [] if w64 > 2 else set(calls) == {w64 + w64 // 2 + 1}
+    calls.clear()
     op64.matmat(np.ones((60, w64 + w64 // 2)))
-    assert calls == []
+    assert calls and set(calls) == {w64 + w64 // 2}
+    calls.clear()
     op64.matmat(np.ones((60, 2 * w64)))
     assert calls and set(calls) == {2 * w64}
 

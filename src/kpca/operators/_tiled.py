@@ -58,19 +58,15 @@ NATIVE_WIDTH = ({} if _tileprod is None else
 def native_columns(q: int, dtype: Any) -> int | None:
     """Columns to hand the compiled one-sweep product for a block of ``q`` (the block
     padded with zero columns to that many), or None where it does not run for
-    ``dtype``.
-
-    The kernel takes whole vectors of columns (:data:`NATIVE_WIDTH`) and the last
-    ``q mod width`` in a dot-product form that costs about half a vector per two
-    columns (``_tileprod_kernel.h``); so up to half a vector of them is cheaper than
-    the zero columns that would complete it, more is not (benchmarks/
-    bench_update_passes.py, the avx2 variant, 10,500 rows, one thread: 10 columns 51.9
-    ms against 71.0 padded to 16; 12: 66.9 against 71.8 for 16).
+    ``dtype``: ``q`` where its last ``q mod width`` columns are cheaper in the
+    kernel's dot-product form than the zero columns completing a vector
+    (:func:`kpca._native.tail_is_cheap`), else the next multiple of the vector's
+    :data:`NATIVE_WIDTH`.
     """
     width = NATIVE_WIDTH.get(np.dtype(dtype)) if NATIVE else None
     if width is None:
         return None
-    return q if q % width <= width // 2 else -(-q // width) * width
+    return q if _native.tail_is_cheap(q, width) else -(-q // width) * width
 
 
 # the sizes of pieces and slices are settings (kpca._config): fused_rows and fused_cols
@@ -514,11 +510,11 @@ class TiledKernelOperator(KernelOperator):
         if ones_first and not np.all(V[:, 0] == 1):
             raise ValueError("ones_first: the block's first column must be all ones")
         # the compiled one-sweep product for stored tiles (if any), on the columns after
-        # the ones, where they fill whole vectors (KernelPCA's blocks are multiples of
-        # 8: whole avx2 vectors; the dot-product form of other widths was measured on
-        # the growing matrix's passes only, IncrementalKernelPCA's)
+        # the ones, where they fill whole vectors but for a cheap tail (native_columns:
+        # KernelPCA's matrix-free blocks of 24 and 40 columns are avx512's vectors of
+        # 16 and 8 columns in the dot-product form); other widths by NumPy's products
         native = (NATIVE and bool(self._keep) and self.dtype in NATIVE_WIDTH
-                  and (b - lead) % NATIVE_WIDTH[self.dtype] == 0)
+                  and native_columns(b - lead, self.dtype) == b - lead)
         shift = None if self._deferred else self._centering_rows()
         # (a pass over stored tiles alone evaluates nothing)
         fused = (self._compiled_pieces(shift) if build or len(self._store) < len(self.tiles)

@@ -574,11 +574,6 @@ fused_rbf(PyObject *self, PyObject *args)
             goto done;
         }
     }
-    else if (f.b % kernels[v].lanes_f32 != 0) {
-        PyErr_Format(PyExc_ValueError, "without BLAS, V's columns must be a multiple of %d",
-                     kernels[v].lanes_f32);
-        goto done;
-    }
     f.v = v;
     f.A = (const float *)A.buf;
     f.B = (const float *)B.buf;
@@ -668,11 +663,6 @@ build_rbf(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "too large for BLAS's int arguments");
             goto done;
         }
-    }
-    else if (b % kernels[v].lanes_f32 != 0) {
-        PyErr_Format(PyExc_ValueError, "V's columns must be a multiple of %d",
-                     kernels[v].lanes_f32);
-        goto done;
     }
     if (r0 < 0 || c0 < 0 || r0 + m > n || c0 + c > n || slice < 1 ||
         (diagonal && (r0 != c0 || m != c))) {
@@ -895,7 +885,7 @@ static PyMethodDef bound[] = {
      "prepared, float32; panels: B's panels (pack_panels) or None; V (n, b) float32,\n"
      "W (n, lead + b) float64 (accumulated).\n"
      "sgemm: a PyCapsule of the Fortran BLAS sgemm (scipy.linalg.cython_blas), or None for\n"
-     "the one-sweep product (b a multiple of widths[0]); with it the portable variant's\n"
+     "the one-sweep product (any b, as product()); with it the portable variant's\n"
      "exponents are BLAS's too. Releases the GIL throughout."},
     {"build_rbf", build_rbf, METH_VARARGS,
      "build_rbf(A, B, panels, clamp, T, V, W, r0, c0, diagonal, slice_rows, diag, lead):\n"
@@ -903,7 +893,7 @@ static PyMethodDef bound[] = {
      "tile's diagonal), evaluated slice_rows rows at a time, each slice multiplied while\n"
      "in cache: W[r0:r0+m, lead:] += T V[c0:c0+c] and, unless diagonal,\n"
      "W[c0:c0+c, lead:] += T^T V[r0:r0+m]; with lead, W[:, 0] gets the row (and column)\n"
-     "sums. A (m, p), B (c, p), T (m, c), V (n, b) float32 (b a multiple of widths[0]),\n"
+     "sums. A (m, p), B (c, p), T (m, c), V (n, b) float32 (any b, as product()),\n"
      "W (n, lead + b) float64. Each tile's sums in float32, as product(). sgemm (optional):\n"
      "None, or a PyCapsule of BLAS's sgemm, with which the products are BLAS's (any b)\n"
      "and the portable variant's exponents too. Releases the GIL."},
@@ -940,7 +930,8 @@ static PyMethodDef methods[] = {
      "('avx512', 'avx2', 'portable'), best first."},
     {"variant", variant, METH_VARARGS,
      "variant(name) -> dict: 'product' bound to that variant, its 'name', and\n"
-     "'widths' (float32, float64): the block widths must be multiples of these.\n"
+     "'widths' (float32, float64): the columns of its vectors; the columns of a block\n"
+     "past a multiple of these go in a slower dot-product form.\n"
      "ValueError for a variant this build or CPU cannot run."},
     {NULL, NULL, 0, NULL},
 };
