@@ -94,8 +94,8 @@ def test_product_matches_float64_reference(variant, dtype, m, c, q, extra, both,
                                            seed):
     """Every row count (the blocks of 4 or 8 rows and the rest), widths of 0-5
     vectors plus 0 to a vector less of columns (the last ``b mod width`` go by the
-    dot-product form: pairs of columns and of rows, the odd ones alone, the rows' last
-    values past whole vectors), with and without the transposed product and the sums,
+    dot-product form: pairs of columns and blocks of 4 rows, the others alone, the
+    rows' last values past whole vectors), with and without the transposed product and the sums,
     float32 and float64; accumulated onto what the outputs held, the inputs
     unwritten."""
     rng = np.random.default_rng(seed)

@@ -9,29 +9,40 @@
 #define TAIL KPCA_CAT(FUNC, _tail)
 #define TAIL_ROWS KPCA_CAT(FUNC, _tail_rows)
 
-/* NR (1 or 2) rows r.. of the last columns q0, q0 + NC - 1 (NC: 1 or 2) of the block
-   (W[I] += T V[J] and, if both, W^T[J] += T^T V[I]) in the dot-product form: vectors
-   run along the tile's row, against the columns of V[J] transposed into contiguous
-   rows (vjt: t x c) and accumulated into W[J] transposed (wjt); each product's sum is
-   a vector of partial sums, reduced at the row's end. Called with constant NR and NC
-   (inlined: the loops over them unroll and the sums stay in registers). */
+/* rows at a time in the dot-product form (TAIL): each load and store of W[J]'s
+   transposed columns serves 4 rows' products, each vector of V[J]'s 4 rows' sums (2
+   rows took 1.1-1.35x the time of a 24-column block's products on avx512 and of 2-12
+   columns on avx2, the same bits: the sums go in the same order; the portable
+   variant about the same; docs/benchmarks.md, tenth session) */
+#define TAIL_NR 4
+
+/* NR (1 to TAIL_NR) rows r.. of the last columns q0, q0 + NC - 1 (NC: 1 or 2) of the
+   block (W[I] += T V[J] and, if both, W^T[J] += T^T V[I]) in the dot-product form:
+   vectors run along the tile's row, against the columns of V[J] transposed into
+   contiguous rows (vjt: t x c) and accumulated into W[J] transposed (wjt); each
+   product's sum is a vector of partial sums, reduced at the row's end. Called with
+   constant NR and NC (inlined: the loops over them unroll and the sums stay in
+   registers). */
 TARGET static inline __attribute__((always_inline)) void
 TAIL(const SCALAR *T, Py_ssize_t c, Py_ssize_t b, Py_ssize_t r, int NR, Py_ssize_t q0,
      int NC, const SCALAR *vjt, const SCALAR *VI, SCALAR *WI, SCALAR *wjt, int both)
 {
-    VEC a[2][2], s[2][2];
-    SCALAR rest[2][2] = {{0, 0}, {0, 0}};
-    for (int i = 0; i < NR; ++i)
+    VEC a[TAIL_NR][2], s[TAIL_NR][2];
+    SCALAR rest[TAIL_NR][2];
+    const SCALAR *t[TAIL_NR];
+    for (int i = 0; i < NR; ++i) {
+        t[i] = T + (r + i) * c;
         for (int u = 0; u < NC; ++u) {
             a[i][u] = VZERO();
             s[i][u] = VSET1(VI[(r + i) * b + q0 + u]);
+            rest[i][u] = 0;
         }
-    const SCALAR *t0 = T + r * c, *t1 = T + (r + NR - 1) * c;
+    }
     Py_ssize_t j = 0;
     for (; j + LANES <= c; j += LANES) {
-        VEC x[2];
-        x[0] = VLOAD(t0 + j);
-        x[1] = VLOAD(t1 + j);
+        VEC x[TAIL_NR];
+        for (int i = 0; i < NR; ++i)
+            x[i] = VLOAD(t[i] + j);
         for (int u = 0; u < NC; ++u) {
             VEC v = VLOAD(vjt + u * c + j);
             for (int i = 0; i < NR; ++i)
@@ -39,8 +50,8 @@ TAIL(const SCALAR *T, Py_ssize_t c, Py_ssize_t b, Py_ssize_t r, int NR, Py_ssize
             if (both) {
                 SCALAR *w = wjt + u * c + j;
                 VEC y = VFMADD(x[0], s[0][u], VLOAD(w));
-                if (NR == 2)
-                    y = VFMADD(x[1], s[1][u], y);
+                for (int i = 1; i < NR; ++i)
+                    y = VFMADD(x[i], s[i][u], y);
                 VSTORE(w, y);
             }
         }
@@ -48,7 +59,7 @@ TAIL(const SCALAR *T, Py_ssize_t c, Py_ssize_t b, Py_ssize_t r, int NR, Py_ssize
     for (; j < c; ++j)  /* the last c mod LANES values of the rows */
         for (int u = 0; u < NC; ++u)
             for (int i = 0; i < NR; ++i) {
-                SCALAR x = T[(r + i) * c + j];
+                SCALAR x = t[i][j];
                 rest[i][u] += x * vjt[u * c + j];
                 if (both)
                     wjt[u * c + j] += x * VI[(r + i) * b + q0 + u];
@@ -71,15 +82,15 @@ TAIL_ROWS(const SCALAR *T, Py_ssize_t r, Py_ssize_t e, Py_ssize_t c, Py_ssize_t 
         SCALAR *w = wjt + (q - q0) * c;
         Py_ssize_t i = r;
         if (q + 1 < b) {
-            for (; i + 2 <= e; i += 2)
-                TAIL(T, c, b, i, 2, q, 2, v, VI, WI, w, both);
-            if (i < e)
+            for (; i + TAIL_NR <= e; i += TAIL_NR)
+                TAIL(T, c, b, i, TAIL_NR, q, 2, v, VI, WI, w, both);
+            for (; i < e; ++i)
                 TAIL(T, c, b, i, 1, q, 2, v, VI, WI, w, both);
         }
         else {
-            for (; i + 2 <= e; i += 2)
-                TAIL(T, c, b, i, 2, q, 1, v, VI, WI, w, both);
-            if (i < e)
+            for (; i + TAIL_NR <= e; i += TAIL_NR)
+                TAIL(T, c, b, i, TAIL_NR, q, 1, v, VI, WI, w, both);
+            for (; i < e; ++i)
                 TAIL(T, c, b, i, 1, q, 1, v, VI, WI, w, both);
         }
     }
@@ -261,3 +272,4 @@ FUNC(const SCALAR *T, Py_ssize_t m, Py_ssize_t c, Py_ssize_t b, const SCALAR *VJ
 }
 #undef TAIL
 #undef TAIL_ROWS
+#undef TAIL_NR
