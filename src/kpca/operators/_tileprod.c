@@ -397,36 +397,12 @@ add_rows(double *W, const float *T, Py_ssize_t m, Py_ssize_t b, Py_ssize_t ld)
             W[i * ld + ld - b + k] += (double)T[i * b + k];
 }
 
-/* the piece's row sums into W[a0:a0+pr, 0] and, if both, its column sums into
-   W[e0:e0+pc, 0] (W's rows ld values apart); each piece's sums in float32, as its
-   products */
+/* W[r0:r0+m, 0] += s[0:m] (float32 sums; W's rows ld values apart) */
 static void
-add_sums(double *W, const float *P, Py_ssize_t pr, Py_ssize_t pc, Py_ssize_t a0,
-         Py_ssize_t e0, Py_ssize_t ld, int both, float *cs)
+add_lead(double *W, const float *s, Py_ssize_t r0, Py_ssize_t m, Py_ssize_t ld)
 {
-    if (both)
-        memset(cs, 0, (size_t)pc * sizeof(float));
-    for (Py_ssize_t i = 0; i < pr; ++i) {
-        const float *row = P + i * pc;
-        /* 16 partial sums (a fixed order): a single one is a chain of dependent adds
-           that the compiler may not reorder, ~4x slower than the piece's products */
-        float acc[16] = {0.0f}, r = 0.0f;
-        Py_ssize_t j = 0;
-        for (; j + 16 <= pc; j += 16)
-            for (int u = 0; u < 16; ++u)
-                acc[u] += row[j + u];
-        for (int u = 0; u < 16; ++u)
-            r += acc[u];
-        for (; j < pc; ++j)
-            r += row[j];
-        W[(a0 + i) * ld] += (double)r;
-        if (both)
-            for (Py_ssize_t j = 0; j < pc; ++j)
-                cs[j] += row[j];
-    }
-    if (both)
-        for (Py_ssize_t j = 0; j < pc; ++j)
-            W[(e0 + j) * ld] += (double)cs[j];
+    for (Py_ssize_t i = 0; i < m; ++i)
+        W[(r0 + i) * ld] += (double)s[i];
 }
 
 typedef struct {
@@ -438,7 +414,7 @@ typedef struct {
     const float *V;
     double *W;
     sgemm_fn sgemm;
-    float *P, *TI, *TJ, *pack, *cs; /* workspace */
+    float *P, *TI, *TJ, *pack, *rs, *cs; /* workspace */
 } fused_args;
 
 /* one piece: rows a0:a1, columns e0:e1 of K (absolute indices) */
@@ -464,11 +440,32 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
     if (on_diagonal && f->has_diag)
         for (Py_ssize_t i = 0; i < pr; ++i)
             P[i * pc + i] = f->diag;
-    if (f->lead)
-        add_sums(f->W, P, pr, pc, a0, e0, f->ld, !on_diagonal, f->cs);
+    /* the piece's row (and column) sums, each piece's in float32 as its products: by
+       the variant's kernel, in its vectors (a second sweep over the piece in cache;
+       with the one-sweep product, in the same call) */
+    float *rs = f->lead ? f->rs : NULL, *cs = f->lead && !on_diagonal ? f->cs : NULL;
+    if (rs != NULL)
+        memset(rs, 0, (size_t)pr * sizeof(float));
+    if (cs != NULL)
+        memset(cs, 0, (size_t)pc * sizeof(float));
+    const float *VJ = f->V + e0 * b, *VI = f->V + a0 * b;
+    if (b == 0 || f->sgemm != NULL) {
+        if (f->lead) /* the kernel with no columns: the sums alone */
+            kernels[f->v].f32(P, pr, pc, 0, NULL, NULL, NULL, NULL, !on_diagonal, rs, cs);
+    }
+    else {
+        memset(f->TI, 0, (size_t)(pr * b) * sizeof(float));
+        if (!on_diagonal)
+            memset(f->TJ, 0, (size_t)(pc * b) * sizeof(float));
+        kernels[f->v].f32(P, pr, pc, b, VJ, VI, f->TI, on_diagonal ? f->TI : f->TJ,
+                          !on_diagonal, rs, cs);
+    }
+    if (rs != NULL)
+        add_lead(f->W, rs, a0, pr, f->ld);
+    if (cs != NULL)
+        add_lead(f->W, cs, e0, pc, f->ld);
     if (b == 0)
         return;
-    const float *VJ = f->V + e0 * b, *VI = f->V + a0 * b;
     if (f->sgemm != NULL) {
         /* row-major X = Y Z is column-major X^T = Z^T Y^T */
         int M = (int)b, N = (int)pr, K = (int)pc, ldp = (int)pc;
@@ -484,11 +481,6 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
         }
     }
     else {
-        memset(f->TI, 0, (size_t)(pr * b) * sizeof(float));
-        if (!on_diagonal)
-            memset(f->TJ, 0, (size_t)(pc * b) * sizeof(float));
-        kernels[f->v].f32(P, pr, pc, b, VJ, VI, f->TI, on_diagonal ? f->TI : f->TJ,
-                          !on_diagonal, NULL, NULL);
         add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
         if (!on_diagonal)
             add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
@@ -592,7 +584,7 @@ fused_rbf(PyObject *self, PyObject *args)
         /* the piece, the two products' float32 results and one piece's panels */
         Py_ssize_t pr = rows < m_t ? rows : m_t, wc = diagonal ? pr : (cols < c_t ? cols : c_t);
         Py_ssize_t mx = pr > wc ? pr : wc;
-        size_t size = (size_t)(pr * wc + 2 * mx * f.b + ((mx + 15) / 16) * 16 * f.p + mx) *
+        size_t size = (size_t)(pr * wc + 2 * mx * f.b + ((mx + 15) / 16) * 16 * f.p + 2 * mx) *
                       sizeof(float);
         work = malloc(size ? size : 1);
         if (work == NULL) {
@@ -603,7 +595,8 @@ fused_rbf(PyObject *self, PyObject *args)
         f.TI = f.P + pr * wc;
         f.TJ = f.TI + mx * f.b;
         f.pack = f.TJ + mx * f.b;
-        f.cs = f.pack + ((mx + 15) / 16) * 16 * f.p;
+        f.rs = f.pack + ((mx + 15) / 16) * 16 * f.p;
+        f.cs = f.rs + mx;
         Py_BEGIN_ALLOW_THREADS
         fused_tile(&f);
         Py_END_ALLOW_THREADS
