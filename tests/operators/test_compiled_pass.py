@@ -165,11 +165,13 @@ def test_matrix_free_fit_is_the_python_loops(spy, variant, best):
 
 @every_case
 @pytest.mark.parametrize("slice_rows", [8, 13, 128])
-@pytest.mark.parametrize(("tile", "b"), [(37, 16), (100, 32), (64, 0)])
+@pytest.mark.parametrize(("tile", "b"), [(37, 16), (100, 32), (64, 0), (37, 24), (50, 4)])
 def test_construction_pass(spy, variant, best, slice_rows, tile, b):
-    """The construction pass builds every kept tile in one compiled call: the stored
-    tiles are the kernel matrix (the diagonal exactly 1), the row sums and the probe's
-    product those of a float64 dense reference, and of the Python loop."""
+    """The construction pass builds every kept tile in one compiled call (probes of
+    whole vectors, and of 24 and 4 columns: on avx512 a vector and 8 columns, or 4
+    alone, in the product's dot-product form): the stored tiles are the kernel matrix
+    (the diagonal exactly 1), the row sums and the probe's product those of a float64
+    dense reference, and of the Python loop."""
     rng = np.random.default_rng(slice_rows)
     X = rng.standard_normal((230, 4))
     probe = rng.standard_normal((230, b)) if b else None
