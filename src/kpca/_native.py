@@ -181,11 +181,11 @@ def sweeps_in_cache(functions: Any, width: int) -> bool:
     A piece is read from cache, so the one sweep saves no memory traffic there, only
     BLAS's packing: it wins where its vectors are as wide as BLAS's (on this project's
     AVX2 machine, 2.77 against 2.95 CPU-s a 40,000-row pass; on a 2-core AVX-512 Xeon,
-    one thread, 20,000 rows, 24 columns, 16 in a vector and 8 in the dot-product form:
-    0.35 against 0.63 CPU-s), and loses where a narrower variant is forced on a wider
-    CPU (``KPCA_NATIVE=avx2`` on AVX-512, where BLAS runs AVX-512 kernels: the AVX2
-    pass took 1.48x the AVX-512 one's time; ``KPCA_NATIVE=portable`` on AVX2:
-    :func:`blas_products`).
+    a 30,000-row pass of 24 columns, 16 in a vector and 8 in the dot-product form: 0.72x
+    BLAS's time on one thread, 0.81x on two), and loses where a narrower variant is
+    forced on a wider CPU (``KPCA_NATIVE=avx2`` on AVX-512, where BLAS runs AVX-512
+    kernels: the AVX2 pass took 1.48x the AVX-512 one's time; ``KPCA_NATIVE=portable``
+    on AVX2: :func:`blas_products`).
     """
     name = getattr(functions, "name", None)
     return (name in VARIANTS and tail_is_cheap(width, functions.widths[0])
