@@ -723,8 +723,9 @@ class TiledKernelOperator(KernelOperator):
                        at: tuple[int, int] | None = None) -> None:
         """:meth:`_fused_tile` in one compiled call (``fns.fused_rbf``,
         :meth:`_compiled_pieces`). Each piece's two products: by the one-sweep tile
-        product where the variant is the widest this CPU runs and the block is a
-        multiple of its vector (:func:`kpca._native.sweeps_in_cache`), else by BLAS's
+        product where the variant is the widest this CPU runs and the block is whole
+        vectors and at most half a vector more (:func:`kpca._native.sweeps_in_cache`,
+        :func:`kpca._native.tail_is_cheap`), else by BLAS's
         ``sgemm`` (:func:`_sgemm`), whose kernels are the widest the CPU runs. With
         ``lead``, ``W`` has a first column more than ``V``, which gets the tile's row
         (and column) sums: the products of a column of ones. ``at``: the rows of ``V``

@@ -12,8 +12,10 @@
 /* rows at a time in the dot-product form (TAIL): each load and store of W[J]'s
    transposed columns serves 4 rows' products, each vector of V[J]'s 4 rows' sums (2
    rows took 1.1-1.35x the time of a 24-column block's products on avx512 and of 2-12
-   columns on avx2, the same bits: the sums go in the same order; the portable
-   variant about the same; docs/benchmarks.md, tenth session) */
+   columns on avx2; the portable variant about the same; docs/benchmarks.md, tenth
+   session). The vector sums go in the same order as 2 rows a step; the scalar sums
+   of a row's last c mod LANES values may round differently in the rows left over
+   from whole blocks (m mod 4), as the compiler contracts them per instantiation */
 #define TAIL_NR 4
 
 /* NR (1 to TAIL_NR) rows r.. of the last columns q0, q0 + NC - 1 (NC: 1 or 2) of the
