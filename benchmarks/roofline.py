@@ -10,9 +10,10 @@ each the median of ``--repeats`` runs:
 * **kernel GEMM**: float32 ``(t x (d+2)) @ ((d+2) x t)``, the product that gives the
   squared distances of a ``t x t`` tile (``t``: ``--tile``, cache-sized), GFLOP/s;
 * **product**: float32 ``(t x t) @ (t x b)`` with a cache-resident tile, GFLOP/s, at
-  each block width ``b`` of ``--widths``, by BLAS and, where it is built and the CPU
-  has AVX-512, by kpca's compiled kernel (both products of a tile in one sweep; widths
-  that are multiples of 16); the faster of the two is used (OpenBLAS's rate grows with
+  each block width ``b`` of ``--widths``, by BLAS and, where it is built, by kpca's
+  compiled kernel (both products of a tile in one sweep; the widths kpca hands it:
+  whole vectors of its variant and at most half a vector more,
+  ``kpca._native.tail_is_cheap``); the faster of the two is used (OpenBLAS's rate grows with
   ``b``; a pass of ``b`` columns is costed at :func:`product_rate`);
 * **exp**: float32 ``np.exp`` in place on a cache-resident tile, ns per value;
 * **RBF block**: where it is built, the CPU has AVX-512 and ``d`` is small enough for
@@ -66,6 +67,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kpca import get_config
+from kpca._native import tail_is_cheap
 from kpca._parallel import blas_threads, run_blocks
 from kpca.kernels._standard import NATIVE_RBF, _rbfexp
 from kpca.operators._tiled import NATIVE, NATIVE_WIDTH, _tileprod
@@ -120,8 +122,10 @@ def measure_primitives(d: int, b: int, tiles: list[int], threads: int, repeats: 
             s = _on_threads(pgemm, threads, repeats)
             blas = threads * inner * 2 * t * t * bw / s / 1e9
             out[f"product_blas_gflops_{t}_b{bw}"] = blas
+            # (the widths kpca hands the compiled product: whole vectors and at most
+            # half a vector more, kpca._native.tail_is_cheap)
             native = _native_rate(T, Vb, Wb, threads, repeats, inner) if (
-                NATIVE and bw % NATIVE_WIDTH[np.dtype(np.float32)] == 0) else 0.0
+                NATIVE and tail_is_cheap(bw, NATIVE_WIDTH[np.dtype(np.float32)])) else 0.0
             out[f"product_native_gflops_{t}_b{bw}"] = native
             # the bound takes the faster way to make the products
             out[f"product_gemm_gflops_{t}_b{bw}"] = max(blas, native)
