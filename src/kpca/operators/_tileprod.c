@@ -472,19 +472,16 @@ fused_piece(const fused_args *f, Py_ssize_t a0, Py_ssize_t a1, Py_ssize_t e0, Py
         float one = 1.0f, zero = 0.0f;
         char nn = 'N', tt = 'T';
         f->sgemm(&nn, &nn, &M, &N, &K, &one, (float *)VJ, &M, P, &ldp, &zero, f->TI, &M);
-        add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
         if (!on_diagonal) {
             N = (int)pc;
             K = (int)pr;
             f->sgemm(&nn, &tt, &M, &N, &K, &one, (float *)VI, &M, P, &ldp, &zero, f->TJ, &M);
-            add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
         }
     }
-    else {
-        add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
-        if (!on_diagonal)
-            add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
-    }
+    /* the piece's float32 products into W (rows a0:a1 and e0:e1: apart off the diagonal) */
+    add_rows(f->W + a0 * f->ld, f->TI, pr, b, f->ld);
+    if (!on_diagonal)
+        add_rows(f->W + e0 * f->ld, f->TJ, pc, b, f->ld);
 }
 
 /* every piece of the tile, in the order of TiledKernelOperator._fused_tile */
