@@ -116,6 +116,36 @@ def test_bad_gamma(X, kernel, gamma):
         KernelPCA(kernel=kernel, gamma=gamma).fit(X)
 
 
+# every estimator whose parameters include gamma and a kernel without one
+_GAMMA_ESTIMATORS = ["exact", "nystrom", "weighted", "spherical", "robpca", "incremental"]
+
+
+@pytest.mark.parametrize("name", _GAMMA_ESTIMATORS)
+@pytest.mark.parametrize("kernel", ["linear", "cosine"])
+def test_gamma_zero_is_ignored_by_a_kernel_without_gamma(X, name, kernel):
+    """gamma in [0, inf) as scikit-learn's constraint: 0 is accepted where the kernel
+    does not use gamma (it was an InvalidParameterError for every kernel) and changes
+    nothing: the model of gamma=None."""
+    cls = kpca.ESTIMATORS[name]
+    kw = dict(n_components=2, kernel=kernel)
+    if name == "robpca":
+        kw["random_state"] = 0
+    Z = cls(gamma=0.0, **kw).fit(X).transform(X)
+    assert_allclose(Z, cls(**kw).fit(X).transform(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", [*_GAMMA_ESTIMATORS, "anova"])
+def test_gamma_zero_is_refused_by_a_kernel_with_gamma(X, name):
+    """*differs* (docs/behaviour.md): the constant kernel gamma=0 makes (all-zero
+    eigenvalues and scores in scikit-learn) is a ValueError saying so."""
+    kw = {} if name == "anova" else {"kernel": "rbf"}
+    kernel = "anova" if name == "anova" else "rbf"
+    with pytest.raises(ValueError, match=rf"The 'gamma' parameter of the {kernel} kernel must "
+                       rf"be a positive finite number.*gamma=0 makes the {kernel} kernel "
+                       "constant"):
+        kpca.ESTIMATORS[name](n_components=2, gamma=0, **kw).fit(X)
+
+
 @pytest.mark.parametrize("gamma", [0, -2.0])
 def test_bad_gamma_kernel_object(X, gamma):
     with pytest.raises(ValueError, match="gamma"):

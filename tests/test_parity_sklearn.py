@@ -211,6 +211,35 @@ def test_gamma_(kernel, gamma):
     assert ours.gamma_ == pytest.approx(ref.gamma_, rel=1e-15)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "cosine", "precomputed"])
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_gamma_zero_for_a_kernel_without_gamma_matches_sklearn(kernel, name):
+    """scikit-learn takes gamma in [0, inf) and ignores it where the kernel has none:
+    gamma=0 with these kernels fits (it was an InvalidParameterError) to sklearn's
+    result, and gamma_ is 0 as there."""
+    Xtr, Xte = load(name)
+    if kernel == "precomputed":
+        Xtr, Xte = Xtr @ Xtr.T, Xte @ Xtr.T
+    ours = KernelPCA(n_components=2, kernel=kernel, gamma=0.0).fit(Xtr)
+    ref = SkKernelPCA(n_components=2, kernel=kernel, gamma=0.0, eigen_solver="dense").fit(Xtr)
+    assert ours.gamma_ == ref.gamma_ == 0.0
+    assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=RTOL)
+    signs = assert_close_up_to_sign(ours.transform(Xtr), ref.transform(Xtr))
+    assert_close_up_to_sign(ours.transform(Xte), ref.transform(Xte), signs=signs)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "sigmoid"])
+def test_gamma_zero_for_a_kernel_with_gamma_is_an_error(kernel):
+    """*differs*: scikit-learn fits the constant kernel gamma=0 makes and returns
+    all-zero eigenvalues and scores (checked here); kpca refuses it, saying why."""
+    Xtr, _ = load("iris")
+    ref = SkKernelPCA(n_components=2, kernel=kernel, gamma=0.0).fit(Xtr)
+    assert np.all(np.abs(ref.eigenvalues_) < 1e-10)
+    with pytest.raises(ValueError, match=rf"'gamma' parameter of the {kernel} kernel must be "
+                       rf"a positive .*got 0\.0 \(gamma=0 makes the {kernel} kernel constant"):
+        KernelPCA(n_components=2, kernel=kernel, gamma=0.0).fit(Xtr)
+
+
 def test_feature_names_out_matches_sklearn():
     Xtr, _ = load("iris")
     ours = KernelPCA(n_components=3, kernel="rbf").fit(Xtr)
@@ -363,6 +392,12 @@ def test_grid_search_and_pipeline():
     ours = GridSearchCV(pipe, grid, cv=3).fit(X, y)
     ref = GridSearchCV(pipe_sk, grid, cv=3).fit(X, y)
     assert ours.best_params_ == ref.best_params_
+    assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"],
+                    atol=1e-12)
+    # a grid written for scikit-learn with gamma=0 (ignored by the linear kernel)
+    grid = {"kpca__kernel": ["linear"], "kpca__gamma": [0, 0.1]}
+    ours = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    ref = GridSearchCV(pipe_sk, grid, cv=3).fit(X, y)
     assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"],
                     atol=1e-12)
 

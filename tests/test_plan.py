@@ -336,6 +336,50 @@ def test_device_plan_on_torch_cpu():
     assert model.fit_plan_.device_X is None  # the fitted plan keeps no device array
 
 
+@pytest.mark.parametrize("args,kwargs,valid", [
+    ((-5, 5), {}, r"'n_samples' parameter of plan_fit must be an int in the range \[1, inf\)"),
+    ((1.5, 5), {}, r"'n_samples' parameter of plan_fit must be an int in the range \[1, inf\)"),
+    ((True, 5), {}, "'n_samples' parameter of plan_fit must not be a bool"),
+    ((100, 0), {}, r"'n_features' parameter of plan_fit must be an int in the range \[1, inf\) "
+                   "or None"),
+    ((100, 5), {"n_components": 0}, r"'n_components' parameter of plan_fit must be an int in "
+                                     r"the range \[1, inf\)"),
+    ((100, 5), {"k": -1}, r"'k' parameter of plan_fit must be an int in the range \[1, inf\)"),
+    ((100, 5), {"eigen_solver": "foo"}, "'eigen_solver' parameter of plan_fit must be a str "
+                                        "among .*'dense'"),
+    ((100, 5), {"precision": "float16"}, "'precision' parameter of plan_fit must be a str among"),
+    ((100, 5), {"memory_limit": 0.5}, "'memory_limit' parameter of plan_fit"),
+    ((100, 5), {"n_jobs": 0}, "'n_jobs' parameter of plan_fit"),
+])
+def test_plan_fit_checks_its_arguments(args, kwargs, valid):
+    """Each argument checked as KernelPCA.plan checks the estimator's (it gave plans of
+    -5 x -5 matrices, a bare KeyError for an unknown solver)."""
+    with pytest.raises(ValueError, match=valid):
+        plan_fit(*args, RBF(gamma=0.1), **kwargs)
+    if "n_components" in kwargs or "eigen_solver" in kwargs:  # the estimator: the same rule
+        with pytest.raises(ValueError, match=valid.replace("plan_fit", "KernelPCA")):
+            KernelPCA(kernel="rbf", **kwargs).plan((100, 5))
+
+
+def test_plan_fit_takes_a_kernel_name_as_the_estimators_do():
+    """A name (or a callable) is resolved as KernelPCA resolves it; anything else, or a
+    kernel object with an invalid parameter, is a ValueError naming the kernel."""
+    by_name = plan_fit(200, 5, "rbf", n_components=3)
+    by_object = plan_fit(200, 5, RBF(), n_components=3)
+    assert by_name.decisions() == by_object.decisions()
+    assert by_name.decisions() == KernelPCA(3, kernel="rbf").plan((200, 5)).decisions()
+    pre = plan_fit(200, None, "precomputed", n_components=3)
+    assert pre.precomputed
+    assert pre.decisions() == KernelPCA(3, kernel="precomputed").plan((200, 200)).decisions()
+    with pytest.raises(ValueError, match="'kernel' parameter of plan_fit must be a str among"):
+        plan_fit(200, 5, "gaussian-ish")
+    with pytest.raises(ValueError, match="'kernel' parameter of plan_fit"):
+        plan_fit(200, 5, 3)
+    with pytest.raises(ValueError, match=r"'degree' parameter of Polynomial must be a float in "
+                       r"the range \[0\.0, inf\)"):
+        plan_fit(200, 5, kpca.kernels.Polynomial(degree=float("nan")))
+
+
 def test_memory_errors_come_from_the_plan():
     X = _rows(3000)
     for params, match in [(dict(eigen_solver="dense", memory_limit="1MB"), "whole 3000x3000"),

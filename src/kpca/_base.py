@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import (
     RealNotInt,
     StrOptions,
 )
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._array_api import device_namespace, float_dtype, from_host, refuse_device, to_host
 from ._config import get_config
@@ -46,6 +46,7 @@ from .kernels import (
     check_device_kernel,
     device_block_product,
 )
+from .kernels._standard import KERNEL_PARAMETER_CONSTRAINTS
 from .operators import n_threads
 from .preimage import (
     DeviceSpace,
@@ -77,13 +78,17 @@ N_COMPONENTS = [
 def kernel_parameters(kernels: Any = KERNELS) -> dict:
     """The constraints of the kernel parameters (``kernel``, ``gamma``, ``degree``,
     ``coef0``, ``kernel_params``) of an estimator that takes the named ``kernels``, a
-    :class:`kpca.kernels.Kernel` or a callable (``_parameter_constraints``)."""
+    :class:`kpca.kernels.Kernel` or a callable (``_parameter_constraints``).
+
+    ``gamma`` may be 0, as in scikit-learn, for the kernels that do not use it (linear,
+    cosine, ...); :func:`kpca.kernels.make_kernel` refuses it for those that do, whose
+    kernel it would make constant. ``degree`` and ``coef0`` are checked as
+    :func:`~kpca.kernels.make_kernel` checks them in ``kernel_params``."""
     return {
         "kernel": [StrOptions(set(kernels)), Kernel, callable],
-        "gamma": [Interval(Real, 0, np.inf, closed="neither"), StrOptions(set(GAMMA_HEURISTICS)),
+        "gamma": [Interval(Real, 0, np.inf, closed="left"), StrOptions(set(GAMMA_HEURISTICS)),
                   None],
-        "degree": [Interval(Real, 0, np.inf, closed="left")],
-        "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+        **KERNEL_PARAMETER_CONSTRAINTS,
         "kernel_params": [dict, None],
     }
 
@@ -499,7 +504,7 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, q), 1 <= q <= n_components_
+        X : {array-like, sparse matrix} of shape (n_samples, q), 1 <= q <= n_components_
             Scores (``transform`` output). With fewer columns than components the
             projection on the first ``q`` is inverted ('ridge' needs all of them).
         method : {'ridge', 'fixed_point', 'mds', 'auto'}, default=None
@@ -527,6 +532,14 @@ class BaseKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             X, self._default_inverse if method is None else method, n_neighbors, max_iter, tol)
         if xp is not None and method == "ridge":
             return self._ridge_device(X, xp, return_info)
+        if xp is None:
+            # scikit-learn's input conventions (sparse scores accepted, as its
+            # KernelPCA.inverse_transform does: n x q, densified); shape and finiteness
+            # are checked below, with messages that name the scores
+            X = check_array(X, accept_sparse=True, dtype="numeric", ensure_2d=False,
+                            allow_nd=True, ensure_all_finite=False, ensure_min_samples=0,
+                            input_name="X")
+            X = X.toarray() if sp.issparse(X) else X
         Y = X if xp is not None else np.asarray(X, dtype=np.float64)
         k = self.n_components_
         if method == "ridge":

@@ -63,14 +63,18 @@ class KernelPCA(BaseKernelPCA):
     gamma : float, 'scale', 'median' or None, default=None
         Coefficient of rbf, laplacian, poly, sigmoid and anova kernels. ``None``
         means ``1 / n_features`` (*kpca*: 1 for 'anova'). *kpca*: the heuristics
-        ``'scale'`` and ``'median'`` (docs/guide.md, "Gamma heuristics").
+        ``'scale'`` and ``'median'`` (docs/guide.md, "Gamma heuristics"). 0 is
+        ignored by the kernels without gamma, as in scikit-learn, and refused by
+        those it would make constant (*kpca*).
     degree : float, default=3
         Degree of the poly kernel.
     coef0 : float, default=1
         Independent term of the poly and sigmoid kernels.
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel; for named kernels (*kpca*), any
-        other parameter of the kernel (e.g. ``{'beta': w}`` for 'anova').
+        parameter of the kernel (e.g. ``{'beta': w}`` for 'anova'), checked as the
+        parameters of the same name; one that contradicts ``gamma``, ``degree`` or
+        ``coef0`` given explicitly is a ``ValueError``.
     alpha : float, default=1.0
         Ridge penalty of the learned pre-image (``fit_inverse_transform=True``).
     fit_inverse_transform : bool, default=False

@@ -36,11 +36,16 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 
 from . import solvers
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
-from .kernels import Kernel, feature_dimension
+from .kernels import Kernel, feature_dimension, make_kernel
 from .operators import DeviceKernelOperator, TileLayout, storage_dtype, tile_layout
 
 __all__ = ["FitPlan", "on_device", "plan_fit", "requested_components"]
@@ -284,8 +289,10 @@ def plan_fit(
     n_samples : int
     n_features : int or None
         Columns of the data; None for strings (and any non-vector input).
-    kernel : Kernel
-        The kernel (its data-dependent parameters need not be resolved).
+    kernel : Kernel, str or callable
+        The kernel (its data-dependent parameters need not be resolved), or what
+        :class:`kpca.KernelPCA` takes as ``kernel`` (a name, e.g. ``'rbf'``, with
+        its default parameters, or a callable).
     dtype : dtype, default=float64
         The data's dtype.
     n_components, eigen_solver, precision, memory_limit, center, n_jobs
@@ -322,9 +329,16 @@ def plan_fit(
     Raises
     ------
     ValueError
-        Where the fit would raise for memory: the dense solver and a kernel matrix
-        beyond ``memory_limit``, or a budget below the solver's workspace.
+        For an invalid argument (scikit-learn's ``InvalidParameterError``, naming it
+        and its valid values, as :meth:`kpca.KernelPCA.plan` gives), and where the fit
+        would raise for memory: the dense solver and a kernel matrix beyond
+        ``memory_limit``, or a budget below the solver's workspace.
     """
+    _check_arguments(locals())  # the arguments: nothing else is bound yet
+    if not isinstance(kernel, Kernel):  # a name or a callable, as the estimators take
+        precomputed = precomputed or (isinstance(kernel, str) and kernel == "precomputed")
+        kernel = make_kernel(kernel)
+    kernel.check_parameters()
     n = int(n_samples)
     fraction = float(n_components) if _is_fraction(n_components) else None
     k = requested_components(n_components, n) if k is None else min(n, int(k))
@@ -355,6 +369,32 @@ def plan_fit(
                    solver_reason=reason, precision_reason=precision_reason,
                    provisional=provisional, costs=costs)
     return _feasible(host) if device is None else on_device(host, device, device_memory)
+
+
+def _check_arguments(args: dict[str, Any]) -> None:
+    """scikit-learn's check of :func:`plan_fit`'s arguments: those it shares with
+    :class:`kpca.KernelPCA` against the estimator's ``_parameter_constraints`` (the
+    checks of ``KernelPCA.plan``), the others against their own; a bool is not a
+    number."""
+    from ._kernel_pca import KernelPCA  # the estimator, a layer above: when called
+
+    shared = ("kernel", "n_components", "eigen_solver", "precision", "memory_limit",
+              "center", "n_jobs")
+    positive = [Interval(Integral, 1, None, closed="left")]
+    constraints = {
+        **{name: KernelPCA._parameter_constraints[name] for name in shared},
+        "n_samples": positive,
+        "n_features": [*positive, None],
+        "k": [*positive, None],
+        **{name: ["boolean"] for name in ("precomputed", "sparse", "distributed", "primal",
+                                          "partial_storage")},
+    }
+    for name, value in args.items():
+        if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints.get(
+                name, ["boolean"]):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of plan_fit must not be a bool; got {value!r}.")
+    validate_parameter_constraints(constraints, args, caller_name="plan_fit")
 
 
 def on_device(plan: FitPlan, device: str, device_memory: int | None = None) -> FitPlan:

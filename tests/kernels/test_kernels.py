@@ -1,5 +1,7 @@
 """Kernels against independent references (per-pair formulas and scikit-learn)."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -211,3 +213,99 @@ def test_rbf_prepared_rows_clamp_only_where_round_off_could_exceed_1(dtype):
     with np.errstate(over="ignore", invalid="ignore"):
         out = kernel.block_prepared(rows, prep)
     assert np.all(np.isfinite(out)) and out.max() <= 1.0
+
+
+# -------------------------------------------- degree, coef0, gamma wherever they are given
+
+# (kernel, parameter, bad value, what the message says is valid)
+_DEGREE = r"must be a float in the range \[0\.0, inf\)"
+_COEF0 = r"must be a float in the range \(-inf, inf\)"
+_GAMMA = r"must be a positive finite number, None, 'scale' or 'median'"
+BAD_KERNEL_PARAMETERS = [
+    ("poly", "degree", -3, _DEGREE),
+    ("poly", "degree", np.nan, _DEGREE),
+    ("poly", "degree", np.inf, _DEGREE),
+    ("poly", "degree", "3", _DEGREE),
+    ("poly", "degree", True, "must not be a bool"),
+    ("poly", "coef0", np.nan, _COEF0),
+    ("sigmoid", "coef0", -np.inf, _COEF0),
+    ("poly", "gamma", -1.0, _GAMMA),
+    ("rbf", "gamma", np.nan, _GAMMA),
+    ("laplacian", "gamma", 0.0, _GAMMA + r"; got 0\.0 \(gamma=0 makes the laplacian kernel "
+                                        "constant"),
+]
+
+
+@pytest.mark.parametrize("name,key,value,valid", BAD_KERNEL_PARAMETERS)
+def test_kernel_params_are_checked_as_the_estimator_parameters(name, key, value, valid):
+    """A value refused as an estimator parameter is refused in kernel_params and by a
+    kernel object, each error naming the parameter, where it was given and what is
+    valid (kernel_params used to skip the checks: degree=-3 fitted, coef0=nan failed
+    at transform, degree=nan was a raw 'cannot convert float NaN to integer')."""
+    from kpca import KernelPCA
+
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    if key == "gamma" and value == 0:  # accepted by the constraints (scikit-learn's)
+        with pytest.raises(ValueError, match=rf"'gamma' parameter of the {name} kernel {valid}"):
+            KernelPCA(2, kernel=name, gamma=value).fit(X)
+    else:
+        with pytest.raises(ValueError, match=rf"'{key}' parameter of KernelPCA"):
+            KernelPCA(2, kernel=name, **{key: value}).fit(X)
+    with pytest.raises(ValueError, match=rf"The '{key}' parameter of kernel_params {valid}"):
+        KernelPCA(2, kernel=name, kernel_params={key: value}).fit(X)
+    with pytest.raises(ValueError, match=rf"The '{key}' parameter of kernel_params {valid}"):
+        K.make_kernel(name, kernel_params={key: value})
+    obj = K.KERNELS[name](**{key: value})
+    owner = type(obj).__name__
+    with pytest.raises(ValueError, match=rf"The '{key}' parameter of {owner} {valid}"):
+        KernelPCA(2, kernel=obj).fit(X)
+    with pytest.raises(ValueError, match=rf"The '{key}' parameter of {owner} {valid}"):
+        obj.resolve(X)
+
+
+def test_valid_kernel_params_give_the_estimator_parameters_result():
+    """kernel_params set a named kernel's parameters (kpca's documented departure from
+    scikit-learn): the same model as the estimator parameters, whose kernel is checked
+    against scikit-learn's polynomial kernel; a fractional degree stays valid."""
+    from sklearn.decomposition import KernelPCA as SkKernelPCA
+
+    from kpca import KernelPCA
+
+    X = np.random.default_rng(1).normal(size=(40, 3))
+    params = {"gamma": 0.3, "degree": 2, "coef0": 0.5}
+    a = KernelPCA(3, kernel="poly", kernel_params=params).fit(X)
+    b = KernelPCA(3, kernel="poly", **params).fit(X)
+    ref = SkKernelPCA(3, kernel="poly", eigen_solver="dense", **params).fit(X)
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, rtol=1e-12)
+    np.testing.assert_allclose(a.eigenvalues_, ref.eigenvalues_, rtol=1e-8)
+    # the same value given twice is no conflict
+    KernelPCA(2, kernel="poly", degree=2, kernel_params={"degree": 2.0}).fit(X)
+    k = K.make_kernel("poly", kernel_params={"degree": 2.5, "coef0": 0.0})
+    assert (k.degree, k.coef0) == (2.5, 0.0)
+
+
+@pytest.mark.parametrize("name,explicit,given", [
+    ("rbf", {"gamma": 0.1}, {"gamma": 2.0}),
+    ("rbf", {"gamma": "scale"}, {"gamma": 0.5}),
+    ("poly", {"degree": 2}, {"degree": 4}),
+    ("sigmoid", {"coef0": 0.0}, {"coef0": 0.5}),
+])
+def test_kernel_params_contradicting_an_explicit_parameter_is_an_error(name, explicit, given):
+    """gamma=0.1 with kernel_params={'gamma': 2.0} used to fit with 2.0 silently
+    (scikit-learn fits with 0.1): now neither wins, the error names both."""
+    from kpca import KernelPCA
+
+    (key, value), = explicit.items()
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=re.escape(
+            f"{key}={value!r} and kernel_params={{{key!r}: {given[key]!r}}} give the "
+            f"{name!r} kernel two values of {key!r}")):
+        KernelPCA(2, kernel=name, kernel_params=given, **explicit).fit(X)
+
+
+def test_explicit_feature_map_of_an_unchecked_kernel_is_none():
+    """A polynomial kernel object not checked yet (a plan reads it before any fit) with
+    a NaN degree or coef0 has no explicit feature map, instead of a raw int(NaN)."""
+    for kernel in (K.Polynomial(gamma=1.0, degree=np.nan), K.Polynomial(gamma=1.0, coef0=np.nan)):
+        assert K.feature_dimension(kernel, 3) is None
+    assert K.feature_dimension(K.Polynomial(gamma=1.0, degree=2, coef0=1.0), 3) == 10

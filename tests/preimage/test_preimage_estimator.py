@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
@@ -52,6 +53,33 @@ def test_denoise_ridge_matches_sklearn(Xy):
     Y2 = Y.copy()
     Y2[:, 2:] = 0
     assert_allclose(ours.denoise(T, n_components=2, method="ridge"), ours.inverse_transform(Y2))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("method", [None, "fixed_point", "mds"])
+def test_sparse_scores_invert_as_dense_ones(Xy, method, fmt):
+    """Scores as a sparse matrix (scikit-learn's inverse_transform takes a CSR one)
+    give the pre-images of the same scores dense (it was NumPy's 'setting an array
+    element with a sequence'); the default (ridge) also scikit-learn's result."""
+    X, T = Xy
+    kw = dict(n_components=3, kernel="rbf", gamma=0.3, fit_inverse_transform=True, alpha=0.1)
+    ours = KernelPCA(**kw).fit(X)
+    Y = ours.transform(T)
+    Y[:, 1] = 0.0  # some structural zeros
+    S = sp.csr_matrix(Y).asformat(fmt)
+    S0 = S.copy()
+    kwargs = {} if method is None else {"method": method}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        Z = ours.inverse_transform(S, **kwargs)
+        assert_allclose(Z, ours.inverse_transform(Y, **kwargs), rtol=1e-12, atol=1e-12)
+    if method is None:
+        ref = SkKernelPCA(**kw).fit(X)
+        signs = np.sign(np.sum(ref.transform(T) * ours.transform(T), axis=0))
+        # sklearn's learned pre-image of its own (sign-aligned) scores, given as CSR
+        expected = ref.inverse_transform(sp.csr_matrix(Y * signs))
+        assert_allclose(Z, expected, rtol=1e-6, atol=1e-8)
+    assert_array_equal(S.toarray(), S0.toarray())  # the input is not modified
 
 
 # ------------------------------------------------------------------ methods

@@ -64,10 +64,10 @@ class Kernel(BaseEstimator):
     ``xp.sum``, ``X @ xp.matrix_transpose(Y)``, ...), it evaluates NumPy arrays and the
     arrays of every Array API library (PyTorch, CuPy, ...) on their own device, and the
     estimators then fit such arrays with it. It may override :meth:`diag` (the default
-    evaluates one row at a time), :meth:`resolve` (data-dependent parameters) and
-    :meth:`block_bytes`. A kernel for NumPy and SciPy sparse input only may implement
-    ``_block(X, Y, symmetric)`` instead, as kpca's own string and precomputed kernels
-    do. See docs/guide.md, "A kernel of your own".
+    evaluates one row at a time), :meth:`resolve` (data-dependent parameters),
+    :meth:`check_parameters` and :meth:`block_bytes`. A kernel for NumPy and SciPy
+    sparse input only may implement ``_block(X, Y, symmetric)`` instead, as kpca's own
+    string and precomputed kernels do. See docs/guide.md, "A kernel of your own".
     """
 
     #: name used in ``KernelPCA(kernel=<name>)`` and in saved model files
@@ -190,7 +190,17 @@ class Kernel(BaseEstimator):
         random_state : int, RandomState or None
             Used by heuristics that subsample (the median heuristic).
         """
+        self.check_parameters()
         return self._copy()
+
+    def check_parameters(self) -> None:
+        """Raise ``ValueError`` naming a parameter whose value is invalid.
+
+        The standard kernels check ``gamma``, ``degree`` and ``coef0`` as the
+        estimators check their own parameters of these names; :meth:`resolve`,
+        :func:`kpca.kernels.make_kernel` and :func:`kpca.plan_fit` call it. The default
+        checks nothing.
+        """
 
     def _copy(self, **changes: Any) -> Kernel:
         params = self.get_params(deep=False)

@@ -27,8 +27,11 @@ def _poly_params(kernel: Any) -> tuple[int, float, float] | None:
     if type(kernel) is not Polynomial:
         return None
     degree, coef0, gamma = kernel.degree, kernel.coef0, kernel.gamma
-    if (isinstance(gamma, str) or gamma is None or float(degree) != int(degree)
-            or int(degree) < 1 or coef0 < 0):
+    # NaN fails every comparison: only finite values reach int() and the tests below
+    # (a kernel not checked yet, e.g. in a plan: Kernel.check_parameters refuses them)
+    if (isinstance(gamma, str) or gamma is None
+            or not np.all(np.isfinite([degree, coef0, gamma]))
+            or float(degree) != int(degree) or int(degree) < 1 or coef0 < 0):
         return None
     return int(degree), float(coef0), float(gamma)
 

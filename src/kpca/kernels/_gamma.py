@@ -28,15 +28,32 @@ GAMMA_HEURISTICS = ("scale", "median")
 MEDIAN_SEED = 0
 
 
-def check_gamma(gamma: Any, name: str = "gamma") -> None:
-    """Raise ``ValueError`` unless gamma is None, a heuristic name or a number > 0."""
+def check_gamma(gamma: Any, name: str = "gamma", kernel: str | None = None) -> None:
+    """Raise ``ValueError`` unless gamma is None, a heuristic name or a number > 0.
+
+    Parameters
+    ----------
+    gamma : object
+        The value to check.
+    name : str, default='gamma'
+        How the message names it (e.g. ``"The 'gamma' parameter of kernel_params"``).
+    kernel : str, default=None
+        The name of the kernel that uses it, for the message of ``gamma=0``.
+    """
     if gamma is None or (isinstance(gamma, str) and gamma in GAMMA_HEURISTICS):
         return
+    why = ""
     if isinstance(gamma, (Real, np.number)) and not isinstance(gamma, bool):
         if np.isfinite(gamma) and gamma > 0:
             return
+        if gamma == 0:
+            # scikit-learn accepts 0 and returns all-zero eigenvalues and scores
+            what = "kernel" if kernel is None else f"{kernel} kernel"
+            why = (f" (gamma=0 makes the {what} constant: its centred kernel matrix, every "
+                   "eigenvalue and every score would be 0)")
     raise ValueError(
-        f"{name} must be a positive finite number, None, 'scale' or 'median'; got {gamma!r}."
+        f"{name} must be a positive finite number, None, 'scale' or 'median'; "
+        f"got {gamma!r}{why}."
     )
 
 

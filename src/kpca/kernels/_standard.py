@@ -5,11 +5,18 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable as CallableT
+from collections.abc import Mapping
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances, pairwise_kernels
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from sklearn.utils.extmath import row_norms
 
 from .. import _native
@@ -36,13 +43,57 @@ NATIVE_RBF = _rbfexp is not None
 # (kpca._config), read when the columns are prepared
 
 
+#: the valid values of the named kernels' ``degree`` and ``coef0``, wherever they are
+#: given: as estimator parameters (kpca._base.kernel_parameters declares these), in
+#: ``kernel_params`` or to a kernel object; ``gamma`` has :func:`check_gamma`
+KERNEL_PARAMETER_CONSTRAINTS: dict[str, list] = {
+    "degree": [Interval(Real, 0, np.inf, closed="left")],
+    "coef0": [Interval(Real, -np.inf, np.inf, closed="neither")],
+}
+#: make_kernel's (and every estimator's) defaults of the named kernels' parameters
+_DEFAULTS: dict[str, Any] = {"gamma": None, "degree": 3, "coef0": 1.0}
+
+
+def check_kernel_parameters(params: Mapping[str, Any], owner: str, kernel: str) -> None:
+    """Check the ``gamma``, ``degree`` and ``coef0`` in ``params`` (other keys are not
+    looked at) as the estimators check their parameters of these names.
+
+    Parameters
+    ----------
+    params : mapping
+        Parameter names and values.
+    owner : str
+        Who takes them, for the message (``'kernel_params'``, ``'Polynomial'``, ...).
+    kernel : str
+        The kernel's name, for the message of ``gamma=0``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its valid values (scikit-learn's
+        ``InvalidParameterError`` for ``degree`` and ``coef0``).
+    """
+    numeric = {k: params[k] for k in KERNEL_PARAMETER_CONSTRAINTS if k in params}
+    for key, value in numeric.items():
+        if isinstance(value, (bool, np.bool_)):  # an Interval of Real takes True for 1
+            raise InvalidParameterError(
+                f"The {key!r} parameter of {owner} must not be a bool; got {value!r}.")
+    validate_parameter_constraints(KERNEL_PARAMETER_CONSTRAINTS, numeric, caller_name=owner)
+    if "gamma" in params:
+        check_gamma(params["gamma"], f"The 'gamma' parameter of {owner}", kernel)
+
+
 class _GammaMixin:
     """Resolution of ``gamma`` shared by the kernels that have one."""
 
     _gamma_metric: ClassVar[str] = "sqeuclidean"
 
+    def check_parameters(self) -> None:
+        check_kernel_parameters(self.get_params(deep=False),  # type: ignore[attr-defined]
+                                type(self).__name__, self.name)  # type: ignore[attr-defined]
+
     def resolve(self, X: Any, random_state: Any = None) -> Kernel:
-        check_gamma(self.gamma)  # type: ignore[attr-defined]
+        self.check_parameters()
         g = resolve_gamma(
             self.gamma,  # type: ignore[attr-defined]
             X,
@@ -811,20 +862,30 @@ KERNELS["polynomial"] = Polynomial
 def make_kernel(
     kernel: Any,
     *,
-    gamma: Any = None,
-    degree: float = 3,
-    coef0: float = 1.0,
+    gamma: Any = _DEFAULTS["gamma"],
+    degree: float = _DEFAULTS["degree"],
+    coef0: float = _DEFAULTS["coef0"],
     kernel_params: dict | None = None,
     n_jobs: int | None = None,
 ) -> Kernel:
     """Build a kernel object from the scikit-learn style arguments.
 
     ``kernel`` may be a name from :data:`KERNELS`, a :class:`Kernel` instance
-    (used as given) or a callable. For named kernels, ``gamma``/``degree``/``coef0``
-    are taken where the kernel has them and ``kernel_params`` may set any other
-    parameter (e.g. ``beta`` of the ANOVA kernel).
+    (used as given, its parameters checked) or a callable. For named kernels,
+    ``gamma``/``degree``/``coef0`` are taken where the kernel has them and
+    ``kernel_params`` may set any of its parameters (e.g. ``beta`` of the ANOVA
+    kernel), checked as the arguments of these names are.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel or parameter name, an invalid value (naming where it
+        was given), ``gamma=0`` for a kernel that uses gamma, and a ``kernel_params``
+        value that contradicts one of ``gamma``/``degree``/``coef0`` given explicitly
+        (not at its default).
     """
     if isinstance(kernel, Kernel):
+        kernel.check_parameters()
         return kernel
     if isinstance(kernel, str):
         try:
@@ -840,15 +901,26 @@ def make_kernel(
             name for name, p in inspect.signature(cls.__init__).parameters.items()
             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         }
-        candidates = {"gamma": gamma, "degree": degree, "coef0": coef0}
-        params = {k: v for k, v in candidates.items() if k in accepted}
-        for key, value in (kernel_params or {}).items():
+        given = dict(kernel_params or {})
+        for key in given:
             if key not in accepted:
                 raise ValueError(
                     f"kernel_params: {kernel!r} kernel has no parameter {key!r}; "
                     f"valid: {sorted(accepted) or 'none'}."
                 )
-            params[key] = value
+        check_kernel_parameters(given, "kernel_params", cls.name)
+        candidates = {"gamma": gamma, "degree": degree, "coef0": coef0}
+        params = {k: v for k, v in candidates.items() if k in accepted}
+        check_kernel_parameters(params, f"the {cls.name} kernel", cls.name)
+        for key, value in given.items():
+            # an explicit argument (not its default) that kernel_params contradicts:
+            # neither silently wins (scalars, checked above: == compares them)
+            if key in params and params[key] != _DEFAULTS[key] and params[key] != value:
+                raise ValueError(
+                    f"{key}={params[key]!r} and kernel_params={{{key!r}: {value!r}}} give "
+                    f"the {kernel!r} kernel two values of {key!r}; give it once."
+                )
+        params.update(given)
         return cls(**params)
     if callable(kernel):
         return Callable(kernel, params=kernel_params, n_jobs=n_jobs)
