@@ -38,6 +38,7 @@ from ._memory import parse_memory
 from .diagnostics import QUANTILE, OutlierMap, od_cutoff, ratio, sd_cutoff
 from .kernels import (
     GAMMA_HEURISTICS,
+    KERNEL_PARAMETER_CONSTRAINTS,
     KERNELS,
     RBF,
     Kernel,
@@ -46,7 +47,6 @@ from .kernels import (
     check_device_kernel,
     device_block_product,
 )
-from .kernels._standard import KERNEL_PARAMETER_CONSTRAINTS
 from .operators import n_threads
 from .preimage import (
     DeviceSpace,
@@ -60,6 +60,7 @@ from .preimage import (
     mds_preimage,
     score_space_kernel,
 )
+from .solvers import SOLVERS
 from .subspace import FittedSubspace
 
 #: the pre-image methods
@@ -73,6 +74,16 @@ N_COMPONENTS = [
     Interval(RealNotInt, 0, 1, closed="neither"),
     None,
 ]
+
+
+#: the constraints of the exact fit's parameters that :func:`kpca.plan_fit` shares
+#: with :class:`kpca.KernelPCA` (one definition for both)
+EXACT_FIT_CONSTRAINTS: dict = {
+    "n_components": [*N_COMPONENTS, StrOptions({"auto"})],
+    "eigen_solver": [StrOptions({"auto", *SOLVERS})],
+    "memory_limit": [Interval(Real, 1, None, closed="left"), str, None],
+    "center": ["boolean"],
+}
 
 
 def kernel_parameters(kernels: Any = KERNELS) -> dict:

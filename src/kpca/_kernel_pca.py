@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._array_api import refuse_device
-from ._base import N_COMPONENTS, BaseKernelPCA, kernel_parameters, memory_block_bytes
+from ._base import EXACT_FIT_CONSTRAINTS, BaseKernelPCA, kernel_parameters, memory_block_bytes
 from ._fit import (
     Centring,
     FitSettings,
@@ -37,7 +37,6 @@ from ._parallel import job_threads
 from ._plan import FitPlan
 from .diagnostics import Influence
 from .kernels import KERNELS, Kernel, make_kernel
-from .solvers import SOLVERS
 
 
 class KernelPCA(BaseKernelPCA):
@@ -223,18 +222,15 @@ class KernelPCA(BaseKernelPCA):
 
     _parameter_constraints: dict = {
         **BaseKernelPCA._parameter_constraints,
-        "n_components": [*N_COMPONENTS, StrOptions({"auto"})],
+        **EXACT_FIT_CONSTRAINTS,
         **kernel_parameters(KERNELS),
         "alpha": [Interval(Real, 0, np.inf, closed="left")],
         "fit_inverse_transform": ["boolean"],
-        "eigen_solver": [StrOptions({"auto", *SOLVERS})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "iterated_power": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "remove_zero_eig": ["boolean"],
         "copy_X": ["boolean"],
-        "center": ["boolean"],
-        "memory_limit": [Interval(Real, 1, None, closed="left"), str, None],
     }
     #: scikit-learn's ``inverse_transform`` is the learned pre-image
     _default_inverse = "ridge"

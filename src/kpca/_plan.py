@@ -43,6 +43,7 @@ from sklearn.utils._param_validation import (
 )
 
 from . import solvers
+from ._base import EXACT_FIT_CONSTRAINTS, BaseKernelPCA, kernel_parameters
 from ._config import get_config
 from ._memory import default_memory_limit, format_bytes, parse_memory
 from .kernels import Kernel, feature_dimension, make_kernel
@@ -373,16 +374,14 @@ def plan_fit(
 
 def _check_arguments(args: dict[str, Any]) -> None:
     """scikit-learn's check of :func:`plan_fit`'s arguments: those it shares with
-    :class:`kpca.KernelPCA` against the estimator's ``_parameter_constraints`` (the
-    checks of ``KernelPCA.plan``), the others against their own; a bool is not a
-    number."""
-    from ._kernel_pca import KernelPCA  # the estimator, a layer above: when called
-
-    shared = ("kernel", "n_components", "eigen_solver", "precision", "memory_limit",
-              "center", "n_jobs")
+    :class:`kpca.KernelPCA` against the same constraints (kpca._base's, which the
+    estimator's ``_parameter_constraints`` hold: the checks of ``KernelPCA.plan``), the
+    others against their own; a bool is not a number."""
     positive = [Interval(Integral, 1, None, closed="left")]
     constraints = {
-        **{name: KernelPCA._parameter_constraints[name] for name in shared},
+        **{name: BaseKernelPCA._parameter_constraints[name] for name in ("precision", "n_jobs")},
+        "kernel": kernel_parameters()["kernel"],
+        **EXACT_FIT_CONSTRAINTS,
         "n_samples": positive,
         "n_features": [*positive, None],
         "k": [*positive, None],

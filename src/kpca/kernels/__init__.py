@@ -17,6 +17,7 @@ from ._explicit import explicit_features, feature_dimension
 from ._features import FourierFeatures
 from ._gamma import GAMMA_HEURISTICS, check_gamma, resolve_gamma
 from ._standard import (
+    KERNEL_PARAMETER_CONSTRAINTS,
     KERNELS,
     NATIVE_RBF_VARIANT,
     RBF,
@@ -30,6 +31,7 @@ from ._standard import (
     RBFPrepared,
     RBFRows,
     Sigmoid,
+    check_kernel_parameters,
     make_kernel,
 )
 from ._string import Spectrum, as_strings, pgram_counts
@@ -44,6 +46,7 @@ __all__ = [
     "explicit_features",
     "feature_dimension",
     "GAMMA_HEURISTICS",
+    "KERNEL_PARAMETER_CONSTRAINTS",
     "KERNELS",
     "NATIVE_RBF_VARIANT",
     "RBF",
@@ -62,6 +65,7 @@ __all__ = [
     "Spectrum",
     "as_strings",
     "check_gamma",
+    "check_kernel_parameters",
     "dot_block",
     "make_kernel",
     "pgram_counts",
