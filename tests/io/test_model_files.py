@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import struct
+import sys
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -24,7 +28,7 @@ from sklearn.preprocessing import StandardScaler
 
 import kpca
 from kpca.io import FORMAT_VERSION, load_model, save_model
-from kpca.io._model import ESTIMATOR_CLASSES
+from kpca.io._model import _KERNEL_CHECKS, ESTIMATOR_CLASSES
 from kpca.io._schema import SCHEMAS
 
 MODELS = Path(__file__).parent / "models"
@@ -331,6 +335,191 @@ def test_incremental_mode_fields_must_match(tmp_path, X):
     _write(path, meta, members)
     with pytest.raises(ValueError, match=r"field 'mode_' of IncrementalKernelPCA: 'bounded', "
                        "but the fields of that mode are missing"):
+        load_model(path)
+
+
+def test_compressed_members_are_refused_before_allocating(tmp_path, X):
+    """A 0.2 MB file of deflated members made load() allocate 293 MB: the size check
+    compared the declared bytes with the member's uncompressed size."""
+    path = _saved(tmp_path, kpca.KernelPCA(n_components=2).fit(X))
+    meta, members = _meta_and_members(path)
+    with zipfile.ZipFile(path) as zf:  # what the check relies on: kpca stores them
+        assert {info.compress_type for info in zf.infolist()} == {zipfile.ZIP_STORED}
+    # valid JSON followed by 5 million spaces: a 20 MB unicode array
+    padded = _npy(np.array(json.dumps(meta) + " " * 5_000_000))
+    members["__meta__.npy"] = padded
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, payload in members.items():
+            zf.writestr(name, payload)
+    assert path.stat().st_size < len(padded) / 100
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"m\.kpca: corrupt kpca model file: member "
+                           r"'[a-z0-9_]+\.npy' is compressed \(zip method 8\); kpca writes "
+                           "uncompressed members"):
+            load_model(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(padded) / 10
+
+
+def test_member_larger_than_the_file_is_refused(tmp_path, X):
+    """Stored members whose directory entry claims more bytes than the file has (with
+    a header that agrees) would be read into an array of the claimed size."""
+    path = _saved(tmp_path, kpca.KernelPCA(n_components=2).fit(X))
+    meta, members = _meta_and_members(path)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<U100000000", "fortran_order": False, "shape": ()})
+    members["__meta__.npy"] = header.getvalue() + b"\0" * 64
+    _write(path, meta, members)
+    claimed = len(header.getvalue()) + 4 * 10**8
+    raw = bytearray(path.read_bytes())
+    entry = raw.find(b"PK\x01\x02")  # the central directory entries, in order
+    while raw[entry + 46:entry + 46 + len(b"__meta__.npy")] != b"__meta__.npy":
+        entry = raw.find(b"PK\x01\x02", entry + 4)
+    raw[entry + 20:entry + 28] = struct.pack("<II", claimed, claimed)  # both sizes
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=rf"m\.kpca: corrupt kpca model file: member "
+                       rf"'__meta__\.npy' declares {claimed:,} bytes \({claimed:,} stored\), "
+                       rf"but the file has {len(raw):,} bytes"):
+        load_model(path)
+
+
+def _kernel_node(meta, where):
+    node = meta
+    for k in where:
+        node = node["fields"][k] if node.get("__type__") == "dataclass" else node[k]
+    return node["params"]["items"]
+
+
+#: (estimator, where its kernel sits, its class, the parameter, a bad value, what the
+#: message says after naming them)
+_BAD_KERNEL_PARAMS = {
+    "rbf-gamma-nan": (lambda: kpca.KernelPCA(3, kernel="rbf", fit_inverse_transform=True),
+                      ("state", "kernel_"), "RBF", "gamma", float("nan"),
+                      "gamma must be a positive finite number"),
+    "rbf-subspace-gamma-negative": (lambda: kpca.KernelPCA(3, kernel="rbf"),
+                                    ("state", "subspace_", "kernel"), "RBF", "gamma", -5.0,
+                                    "gamma must be a positive finite number"),
+    "laplacian-gamma-zero": (lambda: kpca.KernelPCA(2, kernel="laplacian"),
+                             ("state", "kernel_"), "Laplacian", "gamma", 0,
+                             "gamma must be a positive finite number"),
+    "param-kernel-gamma": (lambda: kpca.KernelPCA(2, kernel=kpca.kernels.RBF(gamma=0.5)),
+                           ("params", "kernel"), "RBF", "gamma", -1.0,
+                           "gamma must be a positive finite number"),
+    "poly-degree-negative": (lambda: kpca.KernelPCA(2, kernel="poly"), ("state", "kernel_"),
+                             "Polynomial", "degree", -1, r"The 'degree' parameter of "
+                             r"Polynomial must be a float in the range \[0\.0, inf\)"),
+    "poly-degree-bool": (lambda: kpca.KernelPCA(2, kernel="poly"), ("state", "kernel_"),
+                         "Polynomial", "degree", True,
+                         "The 'degree' parameter of Polynomial must not be a bool"),
+    "sigmoid-coef0-inf": (lambda: kpca.KernelPCA(2, kernel="sigmoid"),
+                          ("state", "subspace_", "kernel"), "Sigmoid", "coef0", float("inf"),
+                          r"The 'coef0' parameter of Sigmoid must be a float in the range "
+                          r"\(-inf, inf\)"),
+    "spectrum-p-zero": (lambda: kpca.KernelPCA(2, kernel="spectrum"), ("state", "kernel_"),
+                        "Spectrum", "p", 0, "spectrum kernel: p must be an integer >= 1"),
+    "spectrum-normalize-str": (lambda: kpca.KernelPCA(2, kernel="spectrum"),
+                               ("state", "kernel_"), "Spectrum", "normalize", "no",
+                               "The 'normalize' parameter of Spectrum must be an instance "
+                               "of 'bool'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_KERNEL_PARAMS))
+def test_invalid_kernel_parameters_are_refused(tmp_path, X, case):
+    """A gamma edited to NaN or -5 used to load: inverse_transform NaN, transform
+    silently other scores."""
+    make, where, kernel, param, bad, message = _BAD_KERNEL_PARAMS[case]
+    data = X if kernel != "Spectrum" else np.array(
+        ["abc", "abd", "bcd", "cda", "aab", "bba", "ccd", "dda"] * 4, dtype=object)
+    path = _saved(tmp_path, make().fit(data))
+    meta, members = _meta_and_members(path)
+    _kernel_node(meta, where)[param] = bad
+    _write(path, meta, members)
+    at = re.escape(".".join(where[1:]))
+    with pytest.raises(ValueError, match=rf"m\.kpca: invalid kpca model file: parameter "
+                       rf"'{param}' of the {kernel} kernel at '{at}': {message}"):
+        load_model(path)
+
+
+def test_invalid_kernel_parameters_get_the_fit_s_message(tmp_path, X):
+    """The loader's check of gamma is the kernel's own, as fit runs it."""
+    with pytest.raises(ValueError) as at_fit:
+        kpca.KernelPCA(2, kernel=kpca.kernels.RBF(gamma=-5.0)).fit(X)
+    path = _saved(tmp_path, kpca.KernelPCA(2, kernel="rbf").fit(X))
+    meta, members = _meta_and_members(path)
+    _kernel_node(meta, ("state", "kernel_"))["gamma"] = -5.0
+    _write(path, meta, members)
+    with pytest.raises(ValueError) as at_load:
+        load_model(path)
+    assert str(at_fit.value) in str(at_load.value)
+
+
+def test_negative_anova_weights_are_refused(tmp_path, X):
+    est = kpca.AnovaKernelPCA(2).fit(X)
+    path = _saved(tmp_path, est)
+    beta = est.kernel_.beta.copy()
+    beta[1] = -0.5
+    _replace_array(path, ("state", "kernel_", "params", "items", "beta"), beta)
+    with pytest.raises(ValueError, match=r"invalid kpca model file: parameter 'beta' of the "
+                       r"Anova kernel at 'kernel_': anova kernel: beta must be 4 non-negative"):
+        load_model(path)
+
+
+def test_every_kernel_parameter_read_from_a_file_is_checked():
+    """Each parameter of every kernel class the loader rebuilds has a check."""
+    classes = [getattr(kpca.kernels, n) for n in kpca.kernels.__all__]
+    classes = [c for c in classes if isinstance(c, type) and issubclass(c, kpca.kernels.Kernel)
+               and c not in (kpca.kernels.Kernel, kpca.kernels.Callable)]
+    assert {c.__name__ for c in classes} >= {"RBF", "Laplacian", "Polynomial", "Sigmoid",
+                                            "Anova", "Spectrum", "Linear", "Cosine"}
+    for cls in classes:
+        kernel = cls()
+        assert set(kernel.get_params(deep=False)) <= set(_KERNEL_CHECKS), cls.__name__
+        for param in kernel.get_params(deep=False):
+            _KERNEL_CHECKS[param](kernel)  # the defaults pass
+
+
+def _with_kernel_params(path, text):
+    """Write ``text`` as the JSON of the ``kernel_params`` parameter (null in ``path``)."""
+    meta, members = _meta_and_members(path)
+    meta_text = json.dumps(meta)
+    assert '"kernel_params": null' in meta_text
+    members["__meta__.npy"] = _npy(np.array(
+        meta_text.replace('"kernel_params": null', '"kernel_params": ' + text)))
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, payload in members.items():
+            zf.writestr(name, payload)
+
+
+def test_deeply_nested_metadata_is_refused(tmp_path, X):
+    """100,000 nested lists raised RecursionError from json.loads."""
+    path = _saved(tmp_path, kpca.KernelPCA(n_components=2).fit(X))
+    _with_kernel_params(path, "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"m\.kpca: corrupt kpca model file: bad metadata "
+                       r"\(maximum recursion depth exceeded"):
+        load_model(path)
+
+
+def test_metadata_the_decoder_cannot_follow_is_refused(tmp_path, X):
+    """JSON that json.loads reads but the decoder cannot follow: kernels nested in the
+    parameters of kernels take 3 JSON levels but 4 of the decoder's frames each."""
+    path = _saved(tmp_path, kpca.KernelPCA(n_components=2).fit(X))
+    depth = 0
+    frame = sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    n = (sys.getrecursionlimit() - depth - 40) // 3  # json.loads reads 3 n levels
+    node = "null"
+    for _ in range(n):
+        node = ('{"__type__": "kernel", "class": "Anova", "params": {"__type__": "dict", '
+                f'"items": {{"beta": {node}}}}}}}')
+    _with_kernel_params(path, node)
+    with pytest.raises(ValueError, match=r"m\.kpca: corrupt kpca model file: bad metadata "
+                       r"\(nested too deeply\)"):
         load_model(path)
 
 

@@ -14,10 +14,12 @@ run code. The archive holds
   :class:`kpca.IncrementalKernelPCA`, are not written);
 * ``a0``, ``a1``, ...: the arrays the JSON refers to.
 
-Loading reads every array's ``.npy`` header first and checks the bytes it declares
+Loading refuses compressed members (:func:`numpy.savez` stores them uncompressed),
+reads every array's ``.npy`` header first and checks the bytes it declares
 against the bytes the file holds, then checks the metadata against the schema (kinds,
 dtypes, shape relations) before reading the arrays, then their values (finite, indices
-in range); any failure is a ``ValueError`` naming the file and the field.
+in range) and the parameters of the kernels it rebuilds (the checks they get on the way
+to a fit); any failure is a ``ValueError`` naming the file and the field.
 
 Values are encoded as a small typed tree. Allowed are ``None``, ``bool``,
 ``int``, ``float``, ``str``, numpy scalars, numeric numpy arrays (and arrays of
@@ -47,6 +49,7 @@ import json
 import logging
 import os
 import zipfile
+from collections.abc import Callable
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -56,9 +59,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import check_is_fitted
 
 from .. import kernels
+from .._base import kernel_parameters
 from .._files import atomic_write
 from .._incremental import IncrementalKernelPCA
 from .._kernel_pca import KernelPCA
@@ -283,14 +291,14 @@ def _load_scaler(node: Any, dec: _Decoder, checker: Checker) -> StandardScaler:
     if not isinstance(node, dict) or not isinstance(node.get("params"), dict) \
             or not isinstance(node.get("state"), dict):
         raise dec._fail("bad input_scaling entry")
-    params = {k: dec.decode(v) for k, v in node["params"].items()}
+    params = {k: dec.decode(v, f"input_scaling.{k}") for k, v in node["params"].items()}
     if set(params) != {"copy", "with_mean", "with_std"} or not all(
             isinstance(v, bool) for v in params.values()):
         raise dec._fail(f"bad input_scaling parameters {sorted(params)}")
     if set(node["state"]) != set(SCALER):
         raise dec._fail(f"bad input_scaling state {sorted(node['state'])}")
     checker.check_fields(SCALER, node["state"], "input_scaling.")
-    state = {k: dec.decode(v) for k, v in node["state"].items()}
+    state = {k: dec.decode(v, f"input_scaling.{k}") for k, v in node["state"].items()}
     checker.check_values(state, SCALER, "input_scaling.")
     scaler = StandardScaler(**params)
     for k, v in state.items():
@@ -387,6 +395,51 @@ def _version() -> str:
 
 
 # ------------------------------------------------------------------------- decoding
+#: the estimators' constraints of the kernel parameters (``_parameter_constraints``),
+#: and the Spectrum kernel's ``normalize``
+_KERNEL_CONSTRAINTS: dict[str, list] = {**kernel_parameters(), "normalize": ["boolean"]}
+
+
+def _constraint(param: str) -> Callable[[Any], None]:
+    """A check of kernel parameter ``param`` by scikit-learn's parameter validation
+    against :data:`_KERNEL_CONSTRAINTS` (an ``InvalidParameterError`` naming it)."""
+    constraints = {param: _KERNEL_CONSTRAINTS[param]}
+
+    def check(kernel: Any) -> None:
+        value = getattr(kernel, param)
+        validate_parameter_constraints(constraints, {param: value},
+                                       caller_name=type(kernel).__name__)
+        if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints[param]:
+            # as the estimators' _validate_params: a bool is not a number
+            raise InvalidParameterError(f"The {param!r} parameter of {type(kernel).__name__} "
+                                        f"must not be a bool; got {value!r}.")
+
+    return check
+
+
+#: the check of each parameter of a kernel of :mod:`kpca.kernels` rebuilt from a model
+#: file: the one it gets on the way to a fit (``gamma``: the kernels' own, as in
+#: ``resolve``; ``degree``, ``coef0``: the estimators' ``_parameter_constraints``; ``p``
+#: and ``beta``: the string and ANOVA kernels' own). Every parameter has one
+#: (tests/io/test_model_files.py checks that).
+_KERNEL_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "gamma": lambda kernel: kernels.check_gamma(kernel.gamma),
+    "degree": _constraint("degree"),
+    "coef0": _constraint("coef0"),
+    "normalize": _constraint("normalize"),
+    "p": lambda kernel: kernel._p(),
+    "beta": lambda kernel: kernel.beta is None or kernel.weights(np.size(kernel.beta)),
+}
+
+
+def _at(where: str, part: str) -> str:
+    """The path ``where`` into the metadata followed by ``part``, for the messages; cut
+    at 200 characters, so that a deeply nested file does not build long paths."""
+    if len(where) < 200:
+        return where + part
+    return where if where.endswith("...") else where + "..."
+
+
 class _Decoder:
     def __init__(self, archive: _Archive) -> None:
         self.archive = archive
@@ -398,7 +451,9 @@ class _Decoder:
     def _get(self, key: Any) -> np.ndarray:
         return self.archive.read(key)
 
-    def decode(self, node: Any) -> Any:
+    def decode(self, node: Any, where: str) -> Any:
+        """The value of JSON tree ``node``, found at ``where`` in the metadata (for the
+        messages)."""
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
         if not isinstance(node, dict) or not isinstance(node.get(_TYPE), str):
@@ -417,19 +472,19 @@ class _Decoder:
             items = node.get("items")
             if not isinstance(items, list):
                 raise self._fail(f"malformed {kind}")
-            out = [self.decode(v) for v in items]
+            out = [self.decode(v, _at(where, f"[{i}]")) for i, v in enumerate(items)]
             return out if kind == "list" else tuple(out)
         if kind == "dict":
             items = node.get("items")
             if not isinstance(items, dict):
                 raise self._fail("malformed dict")
-            return {k: self.decode(v) for k, v in items.items()}
+            return {k: self.decode(v, _at(where, f"[{k!r:.40}]")) for k, v in items.items()}
         if kind == "sparse":
             return self._sparse(node)
         if kind == "kernel":
-            return self._kernel(node)
+            return self._kernel(node, where)
         if kind == "dataclass":
-            return self._dataclass(node)
+            return self._dataclass(node, where)
         raise self._fail(f"unknown value type {kind!r}")
 
     def _sparse(self, node: dict) -> Any:
@@ -453,7 +508,7 @@ class _Decoder:
         except (ValueError, TypeError) as exc:
             raise self._fail(f"invalid sparse matrix ({exc})") from None
 
-    def _kernel(self, node: dict) -> Any:
+    def _kernel(self, node: dict, where: str) -> Any:
         name = node.get("class")
         cls = getattr(kernels, name, None) if isinstance(name, str) else None
         if (
@@ -463,12 +518,21 @@ class _Decoder:
             or cls is kernels.Kernel
         ):
             raise self._fail(f"{name!r} is not a kernel class of kpca.kernels")
-        params = self.decode(node.get("params"))
+        params = self.decode(node.get("params"), _at(where, ".params"))
         if not isinstance(params, dict):
             raise self._fail(f"malformed parameters of kernel {name}")
-        return self._construct(cls, params, f"kernel {name}")
+        kernel = self._construct(cls, params, f"kernel {name}")
+        # the checks its parameters get on the way to a fit: a file could hold any value
+        for param in kernel.get_params(deep=False):
+            try:
+                _KERNEL_CHECKS[param](kernel)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(
+                    f"{self.source}: invalid kpca model file: parameter {param!r} of the "
+                    f"{name} kernel at {where!r}: {exc}") from None
+        return kernel
 
-    def _dataclass(self, node: dict) -> Any:
+    def _dataclass(self, node: dict, where: str) -> Any:
         name = node.get("class")
         if not isinstance(name, str) or name not in DATACLASSES:
             raise self._fail(f"{name!r} is not an allowed dataclass")
@@ -479,7 +543,8 @@ class _Decoder:
         known = {f.name for f in dataclasses.fields(cls) if f.init}
         if set(fields) - known:
             raise self._fail(f"{name} has no field(s) {sorted(set(fields) - known)}")
-        return self._construct(cls, {k: self.decode(v) for k, v in fields.items()}, name)
+        return self._construct(
+            cls, {k: self.decode(v, _at(where, f".{k}")) for k, v in fields.items()}, name)
 
     def _construct(self, cls: type, kwargs: dict, what: str) -> Any:
         try:
@@ -494,7 +559,9 @@ class _Archive:
     Each member's header (shape, dtype) is read when the archive is opened, and the
     bytes it declares are checked against the bytes the member holds, so that no
     array is ever allocated beyond what the file contains (a header declaring 10^13
-    values is refused, not a ``MemoryError``). Arrays are read when asked for, once.
+    values is refused, not a ``MemoryError``): members must be stored uncompressed, as
+    kpca writes them, and their sizes within the file. Arrays are read when asked for,
+    once.
     """
 
     def __init__(self, path: Path) -> None:
@@ -509,6 +576,7 @@ class _Archive:
         self._members: dict[str, zipfile.ZipInfo] = {}
         self._cache: dict[str, np.ndarray] = {}
         try:
+            self._size = path.stat().st_size
             self._zip = zipfile.ZipFile(path)
             for info in self._zip.infolist():
                 self._header(info)
@@ -527,6 +595,22 @@ class _Archive:
             raise ValueError(f"{source}: not a kpca model file (member {info.filename!r} "
                              "is not an .npy array).")
         key = info.filename[:-4]
+        if info.compress_type != zipfile.ZIP_STORED:
+            # the size check below is on the uncompressed bytes: a compressed member
+            # could make a small file allocate ~1000x its size
+            raise ValueError(
+                f"{source}: corrupt kpca model file: member {info.filename!r} is "
+                f"compressed (zip method {info.compress_type}); kpca writes uncompressed "
+                "members, so this file was not written by kpca or has been altered; "
+                "refusing to load it."
+            )
+        if info.file_size != info.compress_size or (
+                info.header_offset + info.compress_size > self._size):
+            raise ValueError(
+                f"{source}: corrupt kpca model file: member {info.filename!r} declares "
+                f"{info.file_size:,} bytes ({info.compress_size:,} stored), but the file "
+                f"has {self._size:,} bytes."
+            )
         with self._zip.open(info) as fh:
             version = np.lib.format.read_magic(fh)
             if version not in ((1, 0), (2, 0)):
@@ -605,7 +689,8 @@ def load_model(path: str | os.PathLike) -> Any:
     ------
     ValueError
         The file is missing, not a kpca model file, from a newer format version,
-        corrupt, or holds pickled objects.
+        corrupt (including compressed members, metadata nested too deeply and invalid
+        kernel parameters), or holds pickled objects.
     """
     path = Path(path)
     with _Archive(path) as archive:
@@ -619,8 +704,20 @@ def _load(archive: _Archive) -> Any:
         raise ValueError(f"{source}: not a kpca model file (no metadata).")
     try:
         meta = json.loads(str(archive.read(_META_KEY, meta=True)[()]))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
         raise ValueError(f"{source}: corrupt kpca model file: bad metadata ({exc}).") from None
+    try:
+        return _load_meta(archive, meta)
+    except RecursionError:
+        # the decoder, the schema check and the messages' reprs recurse over the
+        # metadata: JSON that json.loads could still read may be nested deeper
+        raise ValueError(f"{source}: corrupt kpca model file: bad metadata (nested too "
+                         "deeply).") from None
+
+
+def _load_meta(archive: _Archive, meta: Any) -> Any:
+    """The model of the decoded metadata ``meta`` of ``archive``."""
+    source = archive.source
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{source}: not a kpca model file.")
     version = meta.get("format_version")
@@ -652,7 +749,7 @@ def _load(archive: _Archive) -> Any:
     # array of the state is read
     checker = Checker(name, source, archive.header, archive.read)
     checker.check_state(raw_state)
-    params = {k: dec.decode(v) for k, v in raw_params.items()}
+    params = {k: dec.decode(v, k) for k, v in raw_params.items()}
     valid = set(cls().get_params(deep=False))
     unknown = set(params) - valid
     if unknown:
@@ -661,7 +758,7 @@ def _load(archive: _Archive) -> Any:
             f"the model was saved by kpca {meta.get('kpca_version')}."
         )
     estimator = cls(**params)
-    state = {attr: dec.decode(node) for attr, node in raw_state.items()}
+    state = {attr: dec.decode(node, attr) for attr, node in raw_state.items()}
     checker.check_values(state)
     for attr, value in state.items():
         # only the schema's names reach here (check_state): none is defined on the
