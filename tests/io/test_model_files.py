@@ -394,21 +394,22 @@ def _kernel_node(meta, where):
     return node["params"]["items"]
 
 
+_GAMMA = r"The 'gamma' parameter of \w+ must be a positive finite number"
 #: (estimator, where its kernel sits, its class, the parameter, a bad value, what the
 #: message says after naming them)
 _BAD_KERNEL_PARAMS = {
     "rbf-gamma-nan": (lambda: kpca.KernelPCA(3, kernel="rbf", fit_inverse_transform=True),
                       ("state", "kernel_"), "RBF", "gamma", float("nan"),
-                      "gamma must be a positive finite number"),
+                      _GAMMA),
     "rbf-subspace-gamma-negative": (lambda: kpca.KernelPCA(3, kernel="rbf"),
                                     ("state", "subspace_", "kernel"), "RBF", "gamma", -5.0,
-                                    "gamma must be a positive finite number"),
+                                    _GAMMA),
     "laplacian-gamma-zero": (lambda: kpca.KernelPCA(2, kernel="laplacian"),
                              ("state", "kernel_"), "Laplacian", "gamma", 0,
-                             "gamma must be a positive finite number"),
+                             _GAMMA),
     "param-kernel-gamma": (lambda: kpca.KernelPCA(2, kernel=kpca.kernels.RBF(gamma=0.5)),
                            ("params", "kernel"), "RBF", "gamma", -1.0,
-                           "gamma must be a positive finite number"),
+                           _GAMMA),
     "poly-degree-negative": (lambda: kpca.KernelPCA(2, kernel="poly"), ("state", "kernel_"),
                              "Polynomial", "degree", -1, r"The 'degree' parameter of "
                              r"Polynomial must be a float in the range \[0\.0, inf\)"),
@@ -440,8 +441,8 @@ def test_invalid_kernel_parameters_are_refused(tmp_path, X, case):
     _kernel_node(meta, where)[param] = bad
     _write(path, meta, members)
     at = re.escape(".".join(where[1:]))
-    with pytest.raises(ValueError, match=rf"m\.kpca: invalid kpca model file: parameter "
-                       rf"'{param}' of the {kernel} kernel at '{at}': {message}"):
+    with pytest.raises(ValueError, match=rf"m\.kpca: invalid kpca model file: the {kernel} "
+                       rf"kernel at '{at}': {message}"):
         load_model(path)
 
 
@@ -464,7 +465,7 @@ def test_negative_anova_weights_are_refused(tmp_path, X):
     beta = est.kernel_.beta.copy()
     beta[1] = -0.5
     _replace_array(path, ("state", "kernel_", "params", "items", "beta"), beta)
-    with pytest.raises(ValueError, match=r"invalid kpca model file: parameter 'beta' of the "
+    with pytest.raises(ValueError, match=r"invalid kpca model file: the "
                        r"Anova kernel at 'kernel_': anova kernel: beta must be 4 non-negative"):
         load_model(path)
 

@@ -59,14 +59,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import (
-    InvalidParameterError,
-    validate_parameter_constraints,
-)
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted
 
 from .. import kernels
-from .._base import kernel_parameters
 from .._files import atomic_write
 from .._incremental import IncrementalKernelPCA
 from .._kernel_pca import KernelPCA
@@ -395,38 +391,22 @@ def _version() -> str:
 
 
 # ------------------------------------------------------------------------- decoding
-#: the estimators' constraints of the kernel parameters (``_parameter_constraints``),
-#: and the Spectrum kernel's ``normalize``
-_KERNEL_CONSTRAINTS: dict[str, list] = {**kernel_parameters(), "normalize": ["boolean"]}
-
-
-def _constraint(param: str) -> Callable[[Any], None]:
-    """A check of kernel parameter ``param`` by scikit-learn's parameter validation
-    against :data:`_KERNEL_CONSTRAINTS` (an ``InvalidParameterError`` naming it)."""
-    constraints = {param: _KERNEL_CONSTRAINTS[param]}
-
-    def check(kernel: Any) -> None:
-        value = getattr(kernel, param)
-        validate_parameter_constraints(constraints, {param: value},
-                                       caller_name=type(kernel).__name__)
-        if isinstance(value, (bool, np.bool_)) and "boolean" not in constraints[param]:
-            # as the estimators' _validate_params: a bool is not a number
-            raise InvalidParameterError(f"The {param!r} parameter of {type(kernel).__name__} "
-                                        f"must not be a bool; got {value!r}.")
-
-    return check
-
-
 #: the check of each parameter of a kernel of :mod:`kpca.kernels` rebuilt from a model
-#: file: the one it gets on the way to a fit (``gamma``: the kernels' own, as in
-#: ``resolve``; ``degree``, ``coef0``: the estimators' ``_parameter_constraints``; ``p``
-#: and ``beta``: the string and ANOVA kernels' own). Every parameter has one
-#: (tests/io/test_model_files.py checks that).
+#: file: the one it gets on the way to a fit (``gamma``, ``degree``, ``coef0``: the
+#: kernel's own :meth:`~kpca.kernels.Kernel.check_parameters`, the estimators' checks of
+#: these names; ``normalize``, ``p`` and ``beta``: the string and ANOVA kernels' own).
+#: Every parameter has one (tests/io/test_model_files.py checks that).
+def _own_check(kernel: Any) -> None:
+    kernel.check_parameters()
+
+
 _KERNEL_CHECKS: dict[str, Callable[[Any], Any]] = {
-    "gamma": lambda kernel: kernels.check_gamma(kernel.gamma),
-    "degree": _constraint("degree"),
-    "coef0": _constraint("coef0"),
-    "normalize": _constraint("normalize"),
+    "gamma": _own_check,
+    "degree": _own_check,
+    "coef0": _own_check,
+    "normalize": lambda kernel: validate_parameter_constraints(
+        {"normalize": ["boolean"]}, {"normalize": kernel.normalize},
+        caller_name=type(kernel).__name__),
     "p": lambda kernel: kernel._p(),
     "beta": lambda kernel: kernel.beta is None or kernel.weights(np.size(kernel.beta)),
 }
@@ -523,13 +503,13 @@ class _Decoder:
             raise self._fail(f"malformed parameters of kernel {name}")
         kernel = self._construct(cls, params, f"kernel {name}")
         # the checks its parameters get on the way to a fit: a file could hold any value
-        for param in kernel.get_params(deep=False):
+        # (each check's message names the parameter; one check may cover several)
+        for check in dict.fromkeys(_KERNEL_CHECKS[p] for p in kernel.get_params(deep=False)):
             try:
-                _KERNEL_CHECKS[param](kernel)
+                check(kernel)
             except (ValueError, TypeError) as exc:
-                raise ValueError(
-                    f"{self.source}: invalid kpca model file: parameter {param!r} of the "
-                    f"{name} kernel at {where!r}: {exc}") from None
+                raise ValueError(f"{self.source}: invalid kpca model file: the {name} "
+                                 f"kernel at {where!r}: {exc}") from None
         return kernel
 
     def _dataclass(self, node: dict, where: str) -> Any:
