@@ -317,6 +317,59 @@ def test_poly_near_overflow_never_silently_loses_components():
             assert np.all(np.isfinite(Z)) and np.all(np.isfinite(est.eigenvalues_))
 
 
+def _one_huge_value():
+    """50 x 3 rows with one value of 1e200, whose square (a linear kernel's K_ii) leaves
+    float64: every exact route used to refuse it except the primal one, which wrote
+    all-zero scores."""
+    X = np.random.default_rng(1).normal(size=(50, 3))
+    X[7, 1] = 1e200
+    return X
+
+
+@pytest.mark.parametrize("eigen_solver", ["auto", "dense", "arpack", "krylov", "randomized"])
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_kernel_that_overflows_is_an_error_with_every_solver(eigen_solver, kernel):
+    X = _one_huge_value()
+    before = X.copy()
+    est = KernelPCA(2, kernel=kernel, eigen_solver=eigen_solver, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"overflow.*scale the data"):
+            est.fit_transform(X)
+    assert not hasattr(est, "eigenvalues_")
+    assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: kpca.WeightedKernelPCA(2, kernel="linear"),
+    lambda: kpca.SphericalKernelPCA(2, kernel="linear"),
+    lambda: kpca.KernelROBPCA(2, kernel="linear", random_state=0),
+    lambda: kpca.IncrementalKernelPCA(2, kernel="linear"),
+    lambda: kpca.NystromKernelPCA(2, kernel="linear", random_state=0),
+    lambda: kpca.NystromKernelPCA(2, kernel="rbf", gamma=0.5, random_state=0),
+], ids=["weighted", "spherical", "robpca", "incremental", "nystrom-linear", "nystrom-rbf"])
+def test_kernel_that_overflows_is_an_error_for_every_estimator(make):
+    X = _one_huge_value()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"overflow|non-finite") as exc:
+            make().fit_transform(X)
+    assert re.search("scale the data", str(exc.value)), str(exc.value)
+
+
+def test_kernel_pca_on_large_but_finite_values_matches_sklearn():
+    """Rows at 1e150 (K_ii ~ 1e300) are no overflow: every solver fits them as
+    scikit-learn fits the same rows scaled down."""
+    X = np.random.default_rng(2).normal(size=(50, 3))
+    ref = SkKernelPCA(2, kernel="linear", eigen_solver="dense").fit(X)
+    for solver in ["auto", "dense", "arpack"]:
+        est = KernelPCA(2, kernel="linear", eigen_solver=solver, random_state=0)
+        Z = est.fit_transform(X * 1e150) / 1e150
+        assert_allclose(est.eigenvalues_ / 1e300, ref.eigenvalues_, rtol=1e-9)
+        Zs = ref.transform(X)
+        assert_allclose(Z * np.sign(np.sum(Z * Zs, axis=0)), Zs, atol=1e-9)
+
+
 # ---------------------------------------------------------------- not fitted
 
 

@@ -279,3 +279,28 @@ def test_select_cli_flag(capsys, files):
                          "--gammas", "0.5", "--standardize", "--cv", "3")
     assert code == 0, err
     assert "rbf" in out
+
+
+# ------------------------------------------------------------ columns too large to scale
+@pytest.mark.parametrize("extra", [[], ["--estimator", "nystrom"]], ids=["exact", "streamed"])
+def test_a_column_whose_variance_overflows_is_refused(capsys, tmp_path, extra):
+    """Values of +-1e200: StandardScaler's variance is inf and its scale 1, and the fit
+    wrote all-zero scores with exit status 0."""
+    (tmp_path / "huge.csv").write_text("a,b\n5,1e200\n6,-1e200\n5,3\n5,4\n")
+    code, _, err = run(capsys, "fit-transform", tmp_path / "huge.csv", "--standardize",
+                       "-k", "1", "-o", tmp_path / "z.csv", *extra)
+    clean_error(code, err, "huge.csv: --standardize:", "column 'b' (column 2)",
+                "too large to standardize in float64")
+    assert len(err.strip().splitlines()) == 1, err  # no RuntimeWarning before it
+    assert not (tmp_path / "z.csv").exists()
+    code, _, err = run(capsys, "fit", tmp_path / "huge.csv", "--standardize", "-k", "1",
+                       "--save", tmp_path / "m.kpca", *extra)
+    clean_error(code, err, "--standardize", "column 'b'")
+    assert not (tmp_path / "m.kpca").exists()
+
+
+def test_landmarks_for_tol_standardizes_with_the_same_check(capsys, tmp_path):
+    (tmp_path / "huge.csv").write_text("5,1e200\n6,-1e200\n5,3\n5,4\n")
+    code, _, err = run(capsys, "select", tmp_path / "huge.csv", "--no-header",
+                       "--standardize", "-k", "1", "--landmarks-for-tol", "0.1")
+    clean_error(code, err, "--standardize", "column 2 ", "too large to standardize")

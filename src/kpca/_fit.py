@@ -593,10 +593,12 @@ def decompose_primal(X: Any, plan: FitPlan, settings: FitSettings, rng: Any
     route (:func:`kpca.solvers.primal_eigsh`), and the same post-processing.
     """
     F = explicit_features(plan.kernel, X)
-    diag = np.einsum("ij,ij->i", F, F)
-    noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
-    if not (np.all(np.isfinite(F))):
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        diag = np.einsum("ij,ij->i", F, F)
+    # K_ii = |phi(x_i)|^2: the dual route's check of K's diagonal, with its message
+    if not (np.all(np.isfinite(F)) and np.all(np.isfinite(diag))):
         raise ValueError(_OVERFLOW)
+    noise = plan.n * np.finfo(plan.dtype).eps * float(np.max(np.abs(diag), initial=0.0))
     # n_components=None keeps the non-zero eigenvalues: at most p of them
     k = min(plan.k, F.shape[1]) if settings.n_components is None else plan.k
     sol = primal_eigsh(F, k, center=settings.center, random_state=rng)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -242,3 +244,23 @@ def test_auto_precision_keeps_float64_where_float32_would_cost_accuracy():
     Y = rng.standard_normal((5000, 4))
     rbf = NystromKernelPCA(3, n_landmarks=50, kernel="rbf", gamma=0.25, random_state=0).fit(Y)
     assert rbf.subspace_.rows_dtype == "float32"
+
+
+def test_features_that_overflow_are_an_error_before_the_eigensolver():
+    """rbf rows at +-1e200: the landmark kernel K_mm is finite (exact differences), but
+    the streamed blocks' expansion |x|^2 + |z|^2 - 2<x, z> gives NaN; the covariance was
+    handed to LAPACK ("The algorithm failed to compute an eigenvalue ...")."""
+    X = np.array([[1e200, 5.0], [-1e200, 6.0], [3.0, 5.0], [4.0, 5.0]])
+    est = NystromKernelPCA(1, gamma=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"kernel between the training rows and the "
+                           r"landmarks .*overflows .*scale the data"):
+            est.fit(X)
+    assert not hasattr(est, "eigenvalues_")
+    # the same rows moved into range fit, and match exact kernel PCA (all rows landmarks)
+    ok = X / np.array([1e200, 1.0])
+    Z = NystromKernelPCA(1, gamma=0.5, random_state=0).fit_transform(ok)
+    Ze = KernelPCA(1, kernel="rbf", gamma=0.5).fit_transform(ok)
+    np.testing.assert_allclose(np.abs(Z), np.abs(Ze), atol=1e-8)
+

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
@@ -127,3 +129,13 @@ def test_estimator_features_are_unbiased_for_the_kernel(kernel):
     other = "laplacian" if kernel == "rbf" else "rbf"
     assert np.max(np.abs(mean - _direct_kernel(kernel, X, gamma / 2))) > 0.2
     assert np.max(np.abs(mean - _direct_kernel(other, X, gamma))) > 0.2
+
+
+def test_random_features_that_overflow_are_an_error():
+    """Rows near float64's largest value: w^T x overflows, cos(inf) is NaN."""
+    X = np.random.default_rng(1).normal(size=(50, 3))
+    X[7] = 1.5e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"\(or random features\) overflows"):
+            RandomFeatureKernelPCA(2, gamma=1.0, random_state=0).fit(X)

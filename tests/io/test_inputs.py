@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.preprocessing import StandardScaler
 
 import kpca
 from kpca import io as kio
@@ -70,3 +71,27 @@ def test_model_checks_name_the_file_and_the_model(tmp_path):
     assert kio.fitted_on_strings(docs) and not kio.fitted_on_strings(est)
     with pytest.raises(ValueError, match="'kpca denoise' maps back to input vectors"):
         kio.check_vectors(docs, "s.kpca", "denoise")
+
+
+# ------------------------------------------------------------------------- --standardize
+def test_fit_scaler_refuses_a_column_too_large_to_standardize(tmp_path):
+    """scikit-learn's StandardScaler gives a column whose variance overflows scale 1
+    (it is left unscaled), or NaN where its mean overflows: fit_scaler names the column."""
+    X = np.array([[5.0, 1e200], [6.0, -1e200], [5.0, 3.0], [5.0, 4.0]])
+    kio.write_table(tmp_path / "x.csv", X, ["a", "b"])
+    message = (r"x\.csv: --standardize: the values of column 'b' \(column 2\) are too "
+               r"large to standardize in float64")
+    with pytest.raises(ValueError, match=message):
+        kio.fit_scaler(X, tmp_path / "x.csv", ["a", "b"])
+    source, _ = kio.read_data(tmp_path / "x.csv", stream=True)  # its own names
+    with pytest.raises(ValueError, match=message):
+        kio.fit_scaler(source, tmp_path / "x.csv")
+    mean_overflows = np.array([[1e308, 1.0], [1e308, 2.0], [1e308, 4.0]])
+    with pytest.raises(ValueError, match=r"the values of column 1 are too large"):
+        kio.fit_scaler(mean_overflows, "m.csv")
+    # large but finite statistics: the scaler scikit-learn fits
+    ok = X / np.array([1.0, 1e50])
+    sk = StandardScaler().fit(ok)
+    scaler = kio.fit_scaler(ok, "ok.csv")
+    np.testing.assert_allclose(scaler.scale_, sk.scale_, rtol=1e-15)
+    np.testing.assert_allclose(kio.standardized(ok, scaler), sk.transform(ok), rtol=1e-15)

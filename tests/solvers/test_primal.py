@@ -5,6 +5,8 @@ scikit-learn's KernelPCA, and against kpca's own dual fit (``eigen_solver='dense
 eigenvalues, dual eigenvectors, scores, transform, inverse_transform and a model file.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
@@ -142,3 +144,61 @@ def test_all_components_and_when_the_dual_is_cheaper():
     # switched off by its setting
     with kpca.config_context(primal_max_features=10):
         assert KernelPCA(5, random_state=0).fit(X).eigen_solver_ != "primal"
+
+
+def _overflowing(n=50):
+    """A 50 x 3 table with one value of 1e200: |x|^2 = 1e400 leaves float64."""
+    X = np.random.default_rng(1).normal(size=(n, 3))
+    X[7, 1] = 1e200
+    return X
+
+
+def test_primal_eigsh_refuses_a_scatter_that_overflows():
+    """Finite features whose scatter (and so K~ = F~ F~^T) overflows: a ValueError, not
+    NaN eigenvalues clipped to zero (the eigenpairs it used to return were all zero)."""
+    F = np.random.default_rng(0).normal(size=(50, 3))
+    F[:, 0] = np.where(np.arange(50) % 2, 1.0, -1.0) * 1.2e154  # each |f|^2 < 1.8e308
+    with pytest.raises(ValueError, match=r"kernel between the training rows overflows"
+                       r".*scale the data"):
+        primal_eigsh(F.copy(), 2)
+    with pytest.raises(ValueError, match="overflows"):
+        primal_eigsh(F.copy(), 2, center=False)
+    F[0, 1] = 1e300  # a column mean that overflows
+    F[1, 1] = 1e308
+    with pytest.raises(ValueError, match="overflows"):
+        primal_eigsh(F.copy(), 2)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_primal_route_refuses_overflow_as_the_dual_does(kernel):
+    """One value of 1e200: the primal route (eigen_solver='auto') wrote all-zero scores
+    with only RuntimeWarnings; now the dual route's error, with its message."""
+    X = _overflowing()
+    with pytest.raises(ValueError) as dual:
+        KernelPCA(2, kernel=kernel, eigen_solver="dense").fit(X)
+    est = KernelPCA(2, kernel=kernel, random_state=0)
+    assert est.plan(X).solver == "primal"
+    with warnings.catch_warnings():
+        # linear: no RuntimeWarning before the error (the CLI printed them as warnings);
+        # the polynomial feature map's own products still warn as they overflow
+        warnings.simplefilter("error" if kernel == "linear" else "ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"non-finite values on its diagonal "
+                           r"\(overflow\).*scale the data") as primal:
+            est.fit(X)
+    assert str(primal.value) == str(dual.value)
+    assert not hasattr(est, "eigenvalues_")
+
+
+def test_primal_route_still_fits_large_finite_data():
+    """Values near 1e150 (|x|^2 ~ 1e300, representable): the primal fit still runs and
+    agrees with the dense dual fit and with scikit-learn on the unscaled data."""
+    X = np.random.default_rng(4).normal(size=(60, 3))
+    big = X * 1e150
+    model = KernelPCA(2, random_state=0).fit(big)
+    assert model.eigen_solver_ == "primal"
+    ref = KernelPCA(2, eigen_solver="dense").fit(big)
+    sk = SKKernelPCA(2, eigen_solver="dense").fit(X)
+    np.testing.assert_allclose(model.eigenvalues_, ref.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(model.eigenvalues_ / 1e300, sk.eigenvalues_, rtol=1e-10)
+    Z, Zs = model.transform(big) / 1e150, sk.transform(X)
+    np.testing.assert_allclose(_signs(Z, Zs), Zs, atol=1e-9)

@@ -43,6 +43,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
 from .._config import get_config
 from .._parallel import run_stream
+from ..kernels import check_finite_kernel
 from ..operators import n_threads
 from ..solvers import EigenResult, finalize, top_eigh
 
@@ -217,14 +218,23 @@ def solve(stats: FeatureStats, shift: np.ndarray, W: np.ndarray | None,
         of a large covariance, else LAPACK's ``syevx`` subset (``syevr`` is slow on
         the clustered zero eigenvalues of a rank-deficient covariance); ``None``
         computes all ``q``.
+
+    Raises
+    ------
+    ValueError
+        The covariance is not finite: the features overflow.
     """
     n = stats.n
-    d = stats.total / n
-    mean = shift + d
-    Cf = stats.scatter / n - np.outer(d, d)
-    Cf = 0.5 * (Cf + Cf.T)
-    C = Cf if W is None else W.T @ Cf @ W
-    C = 0.5 * (C + C.T)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        d = stats.total / n
+        mean = shift + d
+        Cf = stats.scatter / n - np.outer(d, d)
+        Cf = 0.5 * (Cf + Cf.T)
+        C = Cf if W is None else W.T @ Cf @ W
+        C = 0.5 * (C + C.T)
+    # features that overflow (e.g. an rbf block of rows near 1e200) would reach LAPACK
+    # as NaN and fail there with an unrelated message
+    check_finite_kernel(C, "the training rows and the landmarks (or random features)")
     q = C.shape[0]
     trace = float(max(np.trace(C), 0.0))
     lam = None

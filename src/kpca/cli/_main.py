@@ -336,7 +336,7 @@ def _fit(args: argparse.Namespace, *, transform: bool) -> int:
     strings = kio.is_string_kernel(getattr(est, "kernel", None))
     X, columns = kio.read_data(args.data, header=args.header, strings=strings,
                                stream=args.estimator in STREAMED and not strings)
-    scaler = kio.fit_scaler(X, args.data) if args.standardize else None
+    scaler = kio.fit_scaler(X, args.data, columns) if args.standardize else None
     X = kio.standardized(X, scaler)
     streamed = isinstance(X, RowSource)
     if transform and not streamed:
@@ -566,11 +566,11 @@ def _cmd_select(args: argparse.Namespace) -> int:
                             "; see sklearn.metrics.get_scorer_names()"))
     if args.output:
         kio.check_output_path(args.output, table=False)
-    X, labels, _ = kio.read_data_and_labels(args.data, header=args.header, labels=args.labels,
-                                            label_column=args.label_column)
+    X, labels, columns = kio.read_data_and_labels(
+        args.data, header=args.header, labels=args.labels, label_column=args.label_column)
     candidates = parse_candidates(args.kernels, args.gammas, args.degrees)
     if args.landmarks_for_tol is not None:
-        return _landmarks_for_tol(args, X, candidates)
+        return _landmarks_for_tol(args, X, candidates, columns)
     preimages = split_list(args.preimages, parse_choice(*_PREIMAGES), "--preimages")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
@@ -584,7 +584,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any) -> int:
+def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any,
+                       columns: list[str] | None = None) -> int:
     """``kpca select --landmarks-for-tol``: a table of the error estimate per landmark
     count for each candidate kernel, and the recommended count."""
     from ..selection import expand_candidates, landmarks_for_tolerance
@@ -599,9 +600,7 @@ def _landmarks_for_tol(args: argparse.Namespace, X: Any, candidates: Any) -> int
     if any(c < 1 for c in counts):
         raise ValueError(f"--landmarks: counts must be >= 1; got {args.landmarks!r}")
     if args.standardize:
-        from sklearn.preprocessing import StandardScaler
-
-        X = StandardScaler().fit_transform(X)
+        X = kio.standardized(X, kio.fit_scaler(X, args.data, columns))
     parts = [f"# Landmarks for tolerance {tol:g}: {args.data}\n\n"
              f"Nystrom, uniform landmarks, k = {args.n_components}; errors against exact "
              "kernel PCA estimated on an exact sub-problem (docs/math.md).\n"]

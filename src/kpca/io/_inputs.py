@@ -28,7 +28,7 @@ from .._files import PathLike
 from .._rows import RowSource
 from ..kernels import KERNELS
 from ._sources import open_rows
-from ._tables import TABLE_FORMATS, _check_readable, read_table
+from ._tables import TABLE_FORMATS, _check_readable, _column_label, read_table
 
 logger = logging.getLogger("kpca")
 
@@ -309,7 +309,7 @@ class _ScaledRows(RowSource):
         return self.scaler.transform(self.source.take(indices))
 
 
-def fit_scaler(X: Any, data: PathLike) -> Any:
+def fit_scaler(X: Any, data: PathLike, columns: Sequence[str] | None = None) -> Any:
     """A :class:`~sklearn.preprocessing.StandardScaler` fitted on DATA (``--standardize``).
 
     Parameters
@@ -318,11 +318,19 @@ def fit_scaler(X: Any, data: PathLike) -> Any:
         A row source is read once, block by block (``partial_fit``).
     data : str or path-like
         The file, for messages.
+    columns : sequence of str, optional
+        The column names, for messages (a row source's own names otherwise).
 
     Returns
     -------
     StandardScaler
         Fitted; a constant column keeps scale 1 (it is centred only).
+
+    Raises
+    ------
+    ValueError
+        A column's mean or variance overflows float64 (values near 1e154 and above):
+        scikit-learn's scaler would leave it unscaled (infinite variance) or NaN.
     """
     from sklearn.preprocessing import StandardScaler
 
@@ -330,12 +338,22 @@ def fit_scaler(X: Any, data: PathLike) -> Any:
         raise ValueError(f"{data}: --standardize needs a numeric table, one row per "
                          "sample; a string kernel's documents have no columns to scale.")
     scaler = StandardScaler()
-    if isinstance(X, RowSource):
-        block_bytes = get_config()["stream_block_bytes"]
-        for block in X.blocks(max(1024, block_bytes // (8 * max(1, X.shape[1])))):
-            scaler.partial_fit(block)
-        return scaler
-    return scaler.fit(X)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        if isinstance(X, RowSource):
+            block_bytes = get_config()["stream_block_bytes"]
+            for block in X.blocks(max(1024, block_bytes // (8 * max(1, X.shape[1])))):
+                scaler.partial_fit(block)
+            columns = columns if columns is not None else X.feature_names
+        else:
+            scaler.fit(X)
+    bad = np.flatnonzero(~(np.isfinite(scaler.mean_) & np.isfinite(scaler.var_)))
+    if bad.size:
+        raise ValueError(
+            f"{data}: --standardize: the values of {_column_label(int(bad[0]), columns)} "
+            "are too large to standardize in float64 (their mean or variance overflows); "
+            "divide that column by a power of ten first."
+        )
+    return scaler
 
 
 def standardized(X: Any, scaler: Any) -> Any:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import qr
 
+from ..kernels import check_finite_kernel
 from ._dense import top_eigh
 from ._result import EigenResult
 
@@ -68,18 +69,30 @@ def primal_eigsh(F: np.ndarray, k: int, *, center: bool = True,
     Returns
     -------
     PrimalSolution
+
+    Raises
+    ------
+    ValueError
+        The means or the scatter of ``F`` overflow (not finite): the kernel matrix
+        ``F F^T`` overflows.
     """
     n, p = F.shape
-    if center:
-        mu = F.mean(axis=0)
-        F -= mu
-        row_means = (F @ mu) + float(mu @ mu)  # F mu with F uncentred
-        grand = float(mu @ mu)
-    else:
-        row_means, grand = np.zeros(n), 0.0
-    C = F.T @ F
-    C += C.T
-    C *= 0.5
+    # finite features can still overflow in their means and products (|x|^2 > 1.8e308):
+    # reported below as the dual route reports a kernel matrix that overflows, never as
+    # NaN eigenvalues clipped to zero scores
+    with np.errstate(over="ignore", invalid="ignore"):
+        if center:
+            mu = F.mean(axis=0)
+            F -= mu
+            row_means = (F @ mu) + float(mu @ mu)  # F mu with F uncentred
+            grand = float(mu @ mu)
+        else:
+            row_means, grand = np.zeros(n), 0.0
+        C = F.T @ F
+        C += C.T
+        C *= 0.5
+    check_finite_kernel(row_means, "the training rows")
+    check_finite_kernel(C, "the training rows")
     trace = float(np.trace(C))
     q = min(k, p)
     w, U = top_eigh(C, q, overwrite=True)  # ascending
