@@ -189,8 +189,10 @@ def _assert_clean_error(code, err, *fragments, status=2):
         ("", ["missing.csv", "empty"]),
         ("a,b\n1,2\n3\n", ["missing.csv", "row 3 has 1 fields"]),
         ("a,b\n1,2\n3,abc\n", ["missing.csv", "'abc'", "row 3", "column 'b'"]),
+        ("a,b\n1,2\n3,nan\n", ["missing.csv: non-finite value nan in row 3, column 'b'"]),
+        ("a,b\n1,2\n-inf,4\n", ["missing.csv: non-finite value -inf in row 3, column 'a'"]),
     ],
-    ids=["missing", "empty", "ragged", "non-numeric"],
+    ids=["missing", "empty", "ragged", "non-numeric", "nan", "inf"],
 )
 @pytest.mark.parametrize("command", ["fit-transform", "fit", "transform"])
 def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command):
@@ -217,6 +219,55 @@ def test_bad_input_files(capsys, tmp_path, data_csv, content, fragments, command
     else:
         assert not model.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit-transform", "{bad}", "-k", "1", "-o", "{tmp}/z.csv"],
+    ["fit-transform", "{bad}", "--estimator", "weighted", "-k", "1", "-o", "{tmp}/z.csv"],
+    ["fit-transform", "{bad}", "--estimator", "spherical", "-k", "1", "-o", "{tmp}/z.csv"],
+    ["fit-transform", "{bad}", "--estimator", "nystrom", "-k", "1", "-o", "{tmp}/z.csv"],
+    ["fit-transform", "{bad}", "--estimator", "incremental", "-k", "1", "-o", "{tmp}/z.csv"],
+    ["fit", "{bad}", "--standardize", "--save", "{tmp}/n.kpca"],
+    ["transform", "-m", "{model}", "{bad}", "-o", "{tmp}/z.csv"],
+    ["denoise", "-m", "{model}", "{bad}", "-o", "{tmp}/z.csv"],
+    ["plot", "scatter", "-m", "{model}", "-d", "{bad}", "-o", "{tmp}/p.png"],
+], ids=["exact", "weighted", "spherical", "nystrom", "incremental", "standardize",
+        "transform", "denoise", "plot"])
+def test_a_non_finite_cell_is_one_line_naming_file_row_and_column_on_every_path(
+        capsys, tmp_path, argv):
+    """The in-memory paths printed scikit-learn's two lines ("Input X contains NaN. ...
+    HistGradientBoostingClassifier ...") naming no file; the streamed ones this line."""
+    pytest.importorskip("matplotlib")
+    good, bad = tmp_path / "good.csv", tmp_path / "nan.csv"
+    good.write_text("a,b\n1,2\n3,5\n5,6\n7,1\n")
+    bad.write_text("a,b\n1,2\n3,nan\n5,6\n7,1\n")
+    model = tmp_path / "m.kpca"
+    assert cli.main(["fit", str(good), "--save", str(model)]) == 0
+    capsys.readouterr()
+    code, _, err = run(capsys, *[a.format(bad=bad, tmp=tmp_path, model=model) for a in argv])
+    clean_error(code, err)
+    assert error_lines(err) == [f"kpca: error: {bad}: non-finite value nan in row 3, column "
+                                "'b' (column 2); kernel PCA needs finite numbers."]
+
+
+@pytest.mark.parametrize("estimator", ["exact", "nystrom"])
+def test_an_npy_file_that_declares_more_than_it_holds_is_refused(capsys, tmp_path, estimator):
+    """A 192-byte file whose header declares shape (10**9, 4): 'exact' asked for 29.8 GiB
+    (MemoryError, exit 1); a CSV named .npy was "pickled data"."""
+    huge, text = tmp_path / "huge.npy", tmp_path / "text.npy"
+    with open(huge, "wb") as fh:
+        np.lib.format.write_array_header_1_0(
+            fh, {"descr": "<f8", "fortran_order": False, "shape": (10**9, 4)})
+        fh.write(np.zeros(8).tobytes())
+    text.write_text("a,b\n1,2\n3,4\n")
+    for path, message in [
+            (huge, "huge.npy: not a valid .npy file: its header declares shape (1000000000, "
+                   "4) of float64 (32,000,000,000 bytes), but the file holds 64 bytes"),
+            (text, "text.npy: not a .npy file (it does not start with the .npy signature")]:
+        code, _, err = run(capsys, "fit-transform", path, "--estimator", estimator, "-k", "1",
+                           "-o", tmp_path / "z.csv")
+        clean_error(code, err, message)
+        assert len(error_lines(err)) == 1
 
 
 @pytest.mark.parametrize(

@@ -187,6 +187,52 @@ def test_bad_model_file(capsys, files):
     clean_error(code, err, "not a kpca model file")
 
 
+def _tampered(src, dst, edit):
+    """A copy of model file ``src`` whose metadata ``edit`` changed."""
+    import io
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for name in zin.namelist():
+            data = zin.read(name)
+            if name == "__meta__.npy":
+                meta = json.loads(str(np.load(io.BytesIO(data))[()]))
+                edit(meta)
+                buf = io.BytesIO()
+                np.save(buf, np.array(json.dumps(meta)))
+                data = buf.getvalue()
+            zout.writestr(name, data)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda m: m["state"].__setitem__("_sklearn_output_config", 5),
+     "field '_sklearn_output_config' of KernelPCA: expected scikit-learn's set_output "
+     "configuration"),
+    (lambda m: m["params"].update(n_jobs=0),
+     "The 'n_jobs' parameter of KernelPCA must be an int in the range"),
+    (lambda m: m["state"]["kernel_"].__setitem__("class", "Polynomial"),
+     "field 'subspace_.kernel' of KernelPCA: RBF("),
+], ids=["output-config", "n_jobs", "kernel-class"])
+@pytest.mark.parametrize("command", ["info", "transform", "plot"])
+def test_a_tampered_model_is_refused_by_every_command(capsys, files, edit, message, command):
+    """They loaded: 'transform' then failed with "TypeError: argument of type 'int' is not
+    iterable" (exit 1), 'info' showed n_jobs = 0 and a poly kernel that transform did not
+    use."""
+    assert cli.main(["fit", str(files / "X.csv"), "--kernel", "rbf", "--save",
+                     str(files / "m.kpca")]) == 0
+    capsys.readouterr()
+    bad = files / "bad.kpca"
+    _tampered(files / "m.kpca", bad, edit)
+    argv = {"info": ["info", bad],
+            "transform": ["transform", "-m", bad, files / "X.csv", "-o", files / "t.csv"],
+            "plot": ["plot", "scree", "-m", bad, "-o", files / "p.png"]}[command]
+    code, out, err = run(capsys, *argv)
+    clean_error(code, err, f"{bad}: invalid kpca model file: {message}")
+    assert len(error_lines(err)) == 1 and out == ""
+    assert not (files / "t.csv").exists() and not (files / "p.png").exists()
+
+
 def test_help_for_every_command(capsys):
     for command in ["fit-transform", "fit", "update", "transform", "inverse", "denoise",
                     "plot", "select", "info", "demo"]:

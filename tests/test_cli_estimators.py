@@ -91,7 +91,7 @@ def test_streamed_estimators_never_read_the_table_whole(capsys, monkeypatch, fil
     def whole(*args, **kwargs):
         raise AssertionError("the table was read whole")
 
-    monkeypatch.setattr(kpca.io._inputs, "read_table", whole)
+    monkeypatch.setattr(kpca.io._inputs, "_read_table", whole)
     write_table(files / f"x{ext}", data, ["u", "v", "w"])
     flags, ref = CASES[name]
     out_ext = {".csv": ".parquet", ".npy": ".csv", ".parquet": ".npy"}[ext]

@@ -66,7 +66,7 @@ def test_fit_streams_batches_and_update_continues(capsys, monkeypatch, files, da
     def whole(*args, **kwargs):
         raise AssertionError("the table was read whole")
 
-    monkeypatch.setattr(kpca.io._inputs, "read_table", whole)
+    monkeypatch.setattr(kpca.io._inputs, "_read_table", whole)
     model = files / "m.kpca"
     code, out, err = run(capsys, "fit", files / "first.csv", "--estimator", "incremental",
                          *FLAGS[mode], "--save", model)

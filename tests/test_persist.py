@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import zipfile
+from numbers import Real
 
 import numpy as np
 import pytest
@@ -308,6 +309,8 @@ class _Stats:
 
 class Dummy(BaseEstimator):
     """A future estimator with other kinds of fitted state."""
+
+    _parameter_constraints: dict = {"a": [Real], "names": [list, None]}  # load checks them
 
     def __init__(self, a=1, names=None):
         self.a = a

@@ -524,6 +524,104 @@ def test_metadata_the_decoder_cannot_follow_is_refused(tmp_path, X):
         load_model(path)
 
 
+# ------------------------------------------------------ parameters, output config, kernels
+_BAD_PARAMS = {  # estimator, the parameter, a bad value, how its message starts
+    "exact-n_jobs": (lambda: kpca.KernelPCA(2), "n_jobs", 0),
+    "exact-n_components": (lambda: kpca.KernelPCA(2), "n_components", -5),
+    "exact-kernel": (lambda: kpca.KernelPCA(2), "kernel", "nonexistent"),
+    "nystrom-n_landmarks": (lambda: kpca.NystromKernelPCA(2, n_landmarks=10, random_state=0),
+                            "n_landmarks", 0),
+    "incremental-mode": (lambda: kpca.IncrementalKernelPCA(2), "mode", "sometimes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_PARAMS))
+def test_invalid_estimator_parameters_are_refused(tmp_path, X, case):
+    """n_jobs=0, n_components=-5, kernel='nonexistent' used to load (kpca info showed
+    them; plot and transform failed later, naming no file)."""
+    make, param, bad = _BAD_PARAMS[case]
+    est = make()
+    path = _saved(tmp_path, est.fit(X))
+    meta, members = _meta_and_members(path)
+    meta["params"][param] = bad
+    _write(path, meta, members)
+    with pytest.raises(ValueError) as direct:  # the estimator's own check, as fit runs it
+        est.set_params(**{param: bad})._validate_params()
+    assert f"The '{param}' parameter of {type(est).__name__}" in str(direct.value)
+    with pytest.raises(ValueError, match=r"m\.kpca: invalid kpca model file: ") as info:
+        load_model(path)
+    assert str(info.value).endswith(str(direct.value))
+
+
+def test_every_estimator_parameter_has_a_constraint():
+    """The loader's check (_validate_params) covers every parameter a file holds."""
+    for name, cls in ESTIMATOR_CLASSES.items():
+        assert set(cls._parameter_constraints) == set(cls().get_params(deep=False)), name
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    (5, r"field '_sklearn_output_config' of KernelPCA: expected scikit-learn's "
+        r"set_output configuration, a dict such as \{'transform': 'pandas'\}; got 5"),
+    (None, r"field '_sklearn_output_config' of KernelPCA: None, but a value is required"),
+    ({"__type__": "dict", "items": {"transform": "foo"}},
+     r"""field "_sklearn_output_config\['transform'\]" of KernelPCA: 'foo' is not one of """
+     r"\['default', 'pandas', 'polars'\]"),
+    ({"__type__": "dict", "items": {"transform": None}},
+     r"""field "_sklearn_output_config\['transform'\]" of KernelPCA: expected a str, got None"""),
+    ({"__type__": "dict", "items": {"predict": "pandas"}},
+     r"""field "_sklearn_output_config\['predict'\]" of KernelPCA: not a key of set_output """
+     r"\(expected \['transform'\]\)"),
+    ({"__type__": "list", "items": ["pandas"]},
+     r"field '_sklearn_output_config' of KernelPCA: expected scikit-learn's set_output"),
+], ids=["int", "none", "unknown-container", "none-container", "unknown-key", "list"])
+def test_invalid_output_config_is_refused(tmp_path, X, config, message):
+    """_sklearn_output_config = 5 loaded and transform failed with "argument of type
+    'int' is not iterable"; {'transform': 'foo'} named no file."""
+    path = _saved(tmp_path, kpca.KernelPCA(2).fit(X))
+    meta, members = _meta_and_members(path)
+    meta["state"]["_sklearn_output_config"] = config
+    _write(path, meta, members)
+    with pytest.raises(ValueError, match=r"m\.kpca: invalid kpca model file: " + message):
+        load_model(path)
+
+
+@pytest.mark.parametrize("container", ["default", "pandas"])
+def test_output_config_set_by_set_output_round_trips(tmp_path, X, container):
+    if container == "pandas":
+        pytest.importorskip("pandas")
+    est = kpca.KernelPCA(2).fit(X).set_output(transform=container)
+    loaded = load_model(_saved(tmp_path, est))
+    assert loaded._sklearn_output_config == {"transform": container}
+    got, want = loaded.transform(X[:5]), est.transform(X[:5])
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize(("make", "edit", "message"), [
+    (lambda: kpca.KernelPCA(2, kernel="rbf"),
+     lambda k, s: k.__setitem__("class", "Polynomial"),
+     r"RBF\(\{'gamma': 0\.25\}\) is not the kernel of 'kernel_', Polynomial\("),
+    (lambda: kpca.NystromKernelPCA(2, kernel="rbf", n_landmarks=10, random_state=0),
+     lambda k, s: s["params"]["items"].__setitem__("gamma", 2.0),
+     r"RBF\(\{'gamma': 2\.0\}\) is not the kernel of 'kernel_', RBF\(\{'gamma': 0\.25\}\)"),
+    (lambda: kpca.AnovaKernelPCA(2),
+     lambda k, s: k["params"]["items"].__setitem__("gamma", 0.5),
+     r"Anova\(\{'beta': .*, 'gamma': 1\.0\}\) is not the kernel of 'kernel_', Anova\("),
+], ids=["class", "subspace-gamma", "anova-gamma"])
+def test_kernel_and_subspace_kernel_must_agree(tmp_path, X, make, edit, message):
+    """kernel_ edited to Polynomial loaded: kpca info described a poly kernel while
+    transform used the RBF kernel of subspace_."""
+    est = make().fit(X)
+    assert est.kernel_ is est.subspace_.kernel  # fit sets one kernel
+    path = _saved(tmp_path, est)
+    meta, members = _meta_and_members(path)
+    edit(meta["state"]["kernel_"], meta["state"]["subspace_"]["fields"]["kernel"])
+    _write(path, meta, members)
+    with pytest.raises(ValueError, match=rf"m\.kpca: invalid kpca model file: field "
+                       rf"'subspace_\.kernel' of {type(est).__name__}: {message}"):
+        load_model(path)
+
+
 # ------------------------------------------------------------------------- saving
 def test_save_writes_only_the_schema_and_refuses_undeclared_attributes(tmp_path, X):
     est = kpca.KernelPCA(n_components=2).fit(X)

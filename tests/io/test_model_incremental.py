@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from numbers import Integral
 
 import numpy as np
 import pytest
@@ -147,6 +148,7 @@ class _Cache:
 
 class _Cached(BaseEstimator):
     _unsaved_attributes = ("cache_",)
+    _parameter_constraints: dict = {"a": [Integral]}  # the loader validates parameters
 
     def __init__(self, a=1):
         self.a = a

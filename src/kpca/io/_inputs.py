@@ -28,7 +28,7 @@ from .._files import PathLike
 from .._rows import RowSource
 from ..kernels import KERNELS
 from ._sources import open_rows
-from ._tables import TABLE_FORMATS, _check_readable, _column_label, read_table
+from ._tables import TABLE_FORMATS, _check_readable, _column_label, _read_table
 
 logger = logging.getLogger("kpca")
 
@@ -88,8 +88,17 @@ def read_data(path: PathLike, *, header: bool | None = None, strings: bool = Fal
     Returns
     -------
     X : ndarray or RowSource
+        A table read whole has only finite values; a row source checks each block
+        as it is read.
     columns : list of str or None
         The column names, when the table has them.
+
+    Raises
+    ------
+    ValueError
+        The file cannot be read as DATA, or holds a NaN or infinite value (the
+        message names the file, row and column, for a whole table and a row source
+        alike).
     """
     if strings:
         return read_strings(path), None
@@ -102,7 +111,8 @@ def read_data(path: PathLike, *, header: bool | None = None, strings: bool = Fal
         source = open_rows(path, header=header)
         names = source.feature_names
         return source, None if names is None else [str(c) for c in names]
-    return read_table(path, header=header)
+    # the estimators' own check would name no file, row or column
+    return _read_table(path, header=header, finite=True)
 
 
 def read_labels(path: PathLike, n: int) -> np.ndarray:

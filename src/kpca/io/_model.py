@@ -17,9 +17,11 @@ run code. The archive holds
 Loading refuses compressed members (:func:`numpy.savez` stores them uncompressed),
 reads every array's ``.npy`` header first and checks the bytes it declares
 against the bytes the file holds, then checks the metadata against the schema (kinds,
-dtypes, shape relations) before reading the arrays, then their values (finite, indices
-in range) and the parameters of the kernels it rebuilds (the checks they get on the way
-to a fit); any failure is a ``ValueError`` naming the file and the field.
+dtypes, shape relations, scikit-learn's ``set_output`` configuration) before reading the
+arrays, then the estimator's parameters (its own scikit-learn ``_validate_params``), their
+values (finite, indices in range), the parameters of the kernels it rebuilds (the checks
+they get on the way to a fit) and that ``kernel_`` and ``subspace_.kernel`` are one
+kernel; any failure is a ``ValueError`` naming the file and the field.
 
 Values are encoded as a small typed tree. Allowed are ``None``, ``bool``,
 ``int``, ``float``, ``str``, numpy scalars, numeric numpy arrays (and arrays of
@@ -669,8 +671,9 @@ def load_model(path: str | os.PathLike) -> Any:
     ------
     ValueError
         The file is missing, not a kpca model file, from a newer format version,
-        corrupt (including compressed members, metadata nested too deeply and invalid
-        kernel parameters), or holds pickled objects.
+        corrupt (including compressed members, metadata nested too deeply, invalid
+        estimator or kernel parameters and a ``kernel_`` other than the subspace's), or
+        holds pickled objects.
     """
     path = Path(path)
     with _Archive(path) as archive:
@@ -738,8 +741,13 @@ def _load_meta(archive: _Archive, meta: Any) -> Any:
             f"the model was saved by kpca {meta.get('kpca_version')}."
         )
     estimator = cls(**params)
+    try:  # the estimator's own scikit-learn check (_parameter_constraints), as fit runs it
+        estimator._validate_params()
+    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
+        raise ValueError(f"{source}: invalid kpca model file: {exc}") from None
     state = {attr: dec.decode(node, attr) for attr, node in raw_state.items()}
     checker.check_values(state)
+    _check_same_kernel(state, checker)
     for attr, value in state.items():
         # only the schema's names reach here (check_state): none is defined on the
         # class, so a method or property is never shadowed
@@ -748,6 +756,31 @@ def _load_meta(archive: _Archive, meta: Any) -> Any:
     if "input_scaling" in meta:
         return make_pipeline(_load_scaler(meta["input_scaling"], dec, checker), estimator)
     return estimator
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
+def _check_same_kernel(state: dict[str, Any], checker: Checker) -> None:
+    """``kernel_`` and ``subspace_.kernel`` are one kernel: fit sets both to the same
+    object, but a file stores each, and ``kpca info`` describes the first while
+    ``transform`` evaluates the second (where they differ, the file was altered)."""
+    kernel, subspace = state.get("kernel_"), state.get("subspace_")
+    other = getattr(subspace, "kernel", None)
+    if kernel is None or other is None:
+        return
+
+    def describe(k: Any) -> str:
+        return f"{type(k).__name__}({k.get_params(deep=False)})"[:120]
+
+    a, b = kernel.get_params(deep=False), other.get_params(deep=False)
+    if type(kernel) is not type(other) or a.keys() != b.keys() or not all(
+            _same_value(a[p], b[p]) for p in a):
+        raise checker.fail("subspace_.kernel", f"{describe(other)} is not the kernel of "
+                           f"'kernel_', {describe(kernel)}; a fitted model has one kernel")
 
 
 def model_summary(estimator: BaseEstimator) -> dict[str, Any]:

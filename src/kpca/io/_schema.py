@@ -32,8 +32,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+from sklearn.utils._set_output import ADAPTERS_MANAGER
 
 _TYPE = "__type__"
+
+#: the keys of scikit-learn's ``_sklearn_output_config``: ``set_output`` writes only
+#: ``"transform"`` (it configures ``transform`` and ``fit_transform``)
+OUTPUT_KEYS = ("transform",)
 
 #: what an array's .npy header declares: its shape and dtype
 Header = tuple[tuple[int, ...], np.dtype]
@@ -50,8 +55,9 @@ class Field:
         ``"int"``, ``"float"``, ``"bool"``, ``"str"`` (Python or NumPy scalars),
         ``"array"`` (a dense array), ``"rows"`` (expansion points: a dense numeric
         array, a sparse matrix, or a 1-D array of strings), ``"names"`` (a 1-D array
-        of strings), ``"kernel"``, ``"dataclass"`` or ``"any"`` (a value of the
-        generic encoding, checked only by the decoder).
+        of strings), ``"kernel"``, ``"dataclass"``, ``"output"`` (scikit-learn's
+        ``set_output`` configuration) or ``"any"`` (a value of the generic encoding,
+        checked only by the decoder).
     shape : tuple of str or int
         Array shapes, with symbols (see the module docstring).
     dtype : str
@@ -160,7 +166,7 @@ _COMMON: dict[str, Field] = {
     "od_cutoff_": _float(),
     "offset_": _float(),
     # scikit-learn's set_output configuration (a dict of strings), not fitted state
-    "_sklearn_output_config": Field("any", optional=True),
+    "_sklearn_output_config": Field("output", optional=True),
 }
 
 #: exact kernel PCA and the estimators that share its fit: n training rows
@@ -396,6 +402,8 @@ class Checker:
                 raise self.fail(where, "not a kernel")
         elif kind == "dataclass":
             self._dataclass(node, field, where)
+        elif kind == "output":
+            self._output_config(node, where)
         elif kind == "names":
             shape, dtype = self._array(node, where, sparse=False)
             if dtype.kind not in "UO" or not node.get("object"):
@@ -420,6 +428,23 @@ class Checker:
         if type(node) is not typ:
             raise self.fail(where, f"expected a {typ.__name__}, got {node!r:.40}")
         return node
+
+    def _output_config(self, node: Any, where: str) -> None:
+        """scikit-learn's ``set_output`` configuration: a dict of method keys to
+        containers that ``sklearn.utils._set_output._get_output_config`` accepts
+        (``set_output(transform=None)`` stores nothing, so None is not a value)."""
+        if not (isinstance(node, dict) and node.get(_TYPE) == "dict"
+                and isinstance(node.get("items"), dict)):
+            raise self.fail(where, "expected scikit-learn's set_output configuration, a "
+                            f"dict such as {{'transform': 'pandas'}}; got {node!r:.40}")
+        containers = sorted(ADAPTERS_MANAGER.supported_outputs)  # 'default', 'pandas', ...
+        for key, value in node["items"].items():
+            at = f"{where}[{key!r:.40}]"
+            if key not in OUTPUT_KEYS:
+                raise self.fail(at, f"not a key of set_output (expected {list(OUTPUT_KEYS)})")
+            container = self._value(value, at, str)
+            if container not in containers:
+                raise self.fail(at, f"{container!r:.40} is not one of {containers}")
 
     def _array(self, node: Any, where: str, sparse: bool) -> tuple[tuple[int, ...], Any]:
         if not isinstance(node, dict):

@@ -42,7 +42,6 @@ from .._files import PathLike
 from .._rows import RowSource
 from ._tables import (
     _check_readable,
-    _column_label,
     _detect_header,
     _format_of,
     _import_pyarrow,
@@ -50,6 +49,7 @@ from ._tables import (
     _parquet_column,
     _parquet_columns,
     _raise_bad_cell,
+    check_finite,
     open_text,
 )
 
@@ -178,15 +178,8 @@ class _FileRows(RowSource):
         if block.shape[1:] != (self.shape[1],):
             raise ValueError(f"{self.path}: a block of shape {block.shape} does not have "
                              f"{self.shape[1]} columns.")
-        if not np.isfinite(block).all():
-            i, j = np.argwhere(~np.isfinite(block))[0]
-            where = f"{self._row_word} {lines[i] if lines is not None else start + i + 1}"
-            value = np.asarray(raw)[i, j]
-            what = (f"value {value} does not fit in {self.dtype}" if np.isfinite(value)
-                    else f"non-finite value {value}")
-            raise ValueError(f"{self.path}: {what} in {where}, "
-                             f"{_column_label(int(j), self.columns)}; kernel PCA needs "
-                             "finite numbers.")
+        check_finite(self.path, block, self.columns, raw=raw, first_row=start,
+                     rows=lines, row_word=self._row_word)
         return block
 
     def take(self, indices: Any) -> np.ndarray:

@@ -97,17 +97,66 @@ def read_table(
     ImportError
         A Parquet file and pyarrow is not installed.
     """
+    return _read_table(path, header=header)
+
+
+def _read_table(path: PathLike, *, header: bool | None = None,
+                finite: bool = False) -> tuple[np.ndarray, list[str] | None]:
+    """:func:`read_table`; with ``finite``, a NaN or infinite value is a ``ValueError``
+    naming the file, row and column, as the streamed readers give it (the command
+    line's whole tables: :func:`kpca.io.read_data`)."""
     path = Path(path)
     ext = _format_of(path)
     _check_readable(path)
+    lines = None  # CSV: the file line of each data row, which the messages give
     if ext in (".csv", ".tsv"):
-        X, columns = _read_delimited(path, "\t" if ext == ".tsv" else ",", header)
+        X, columns, lines = _read_delimited(path, "\t" if ext == ".tsv" else ",", header)
     elif ext == ".npy":
         X, columns = _read_npy(path), None
     else:
         X, columns = _read_parquet(path)
+    if finite:
+        check_finite(path, X, columns, rows=lines, row_word="row" if lines else "data row")
     logger.info("read %d x %d table from %s", X.shape[0], X.shape[1], path)
     return X, columns
+
+
+def check_finite(path: Path, X: np.ndarray, columns: Sequence[str] | None, *,
+                 raw: np.ndarray | None = None, first_row: int = 0,
+                 rows: Sequence[int] | None = None, row_word: str = "data row") -> None:
+    """A ``ValueError`` naming the file, row and column of the first NaN or infinite
+    value of the table (or block) ``X``; nothing when all are finite.
+
+    Parameters
+    ----------
+    path : Path
+        The file, for the message.
+    X : ndarray of shape (n, d)
+    columns : sequence of str or None
+        The file's column names.
+    raw : ndarray of shape (n, d), optional
+        The values as the file holds them, when ``X`` is a conversion of them: a
+        finite value that became infinite "does not fit" ``X``'s dtype.
+    first_row : int, default=0
+        Rows of ``X`` before this block, for the message's row (numbered from 1).
+    rows : sequence of int, optional
+        The number the message gives each row of ``X`` (CSV: its file line), instead.
+    row_word : str, default="data row"
+        How the message names a row.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):  # a quick sum first, as sklearn's
+        if np.isfinite(X.sum()):
+            return
+    bad = np.argwhere(~np.isfinite(X))
+    if not bad.size:  # the sum overflowed; every value is finite
+        return
+    i, j = (int(v) for v in bad[0])
+    value = (X if raw is None else np.asarray(raw))[i, j]
+    what = (f"value {value} does not fit in {X.dtype}" if np.isfinite(value)
+            else f"non-finite value {value}")
+    row = rows[i] if rows is not None else first_row + i + 1
+    raise ValueError(f"{path}: {what} in {row_word} {row}, {_column_label(j, columns)}; "
+                     "kernel PCA needs finite numbers.")
 
 
 def _parse_float(cell: str) -> float | None:
@@ -135,7 +184,8 @@ def open_text(path: Path) -> Iterator[Any]:
 
 def _read_delimited(
     path: Path, delimiter: str, header: bool | None
-) -> tuple[np.ndarray, list[str] | None]:
+) -> tuple[np.ndarray, list[str] | None, list[int]]:
+    """The table, its column names and the file line of each data row."""
     with open_text(path) as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         rows: list[list[str]] = []
@@ -170,7 +220,7 @@ def _read_delimited(
     if X is None or X.shape != (len(data), width):
         _raise_bad_cell(path, data, data_lines, columns)
         raise AssertionError("unreachable")  # pragma: no cover
-    return X, columns
+    return X, columns, data_lines
 
 
 def _detect_header(path: Path, first: list[str], line: int, header: bool | None) -> bool:
@@ -216,25 +266,77 @@ def _raise_bad_cell(
 
 
 def _load_npy(path: Path, mmap_mode: str | None = None) -> np.ndarray:
-    """``np.load`` of a .npy file, every failure a ``ValueError`` naming the file,
-    then :func:`_check_npy`."""
+    """``np.load`` of a .npy file whose header :func:`_npy_header` has checked first;
+    every failure a ``ValueError`` naming the file."""
+    _npy_header(path)
     try:
         X = np.load(path, allow_pickle=False, mmap_mode=mmap_mode)
-    except ValueError as exc:
-        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
-            raise ValueError(
-                f"{path}: holds Python objects (pickled data), which are never loaded; "
-                "save a numeric array instead."
-            ) from None
+    except (ValueError, EOFError) as exc:
         raise ValueError(f"{path}: not a valid .npy file ({exc}).") from None
-    except EOFError:
-        raise ValueError(f"{path}: the file is empty.") from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read: {exc}.") from None
     if not isinstance(X, np.ndarray):  # pragma: no cover - np.load of a .npy is an array
         raise ValueError(f"{path}: not a .npy array file.")
-    _check_npy(path, X.dtype, X.shape)
     return X
+
+
+def _npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype a .npy file declares, read from its header before any data.
+
+    Checked before anything is allocated: the file starts with the .npy signature, its
+    array is a non-empty 2-D array of real numbers (:func:`_check_npy`, no pickled
+    objects), and the file holds the bytes the header declares (a 192-byte file whose
+    header declares shape (10**9, 4) used to ask for 29.8 GiB). The in-memory and the
+    streamed readers share it.
+
+    Returns
+    -------
+    shape : tuple of int
+    dtype : numpy.dtype
+    """
+    fmt = np.lib.format
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            raise ValueError(f"{path}: the file is empty.")
+        with open(path, "rb") as fh:
+            try:
+                version = fmt.read_magic(fh)
+            except ValueError:
+                raise ValueError(
+                    f"{path}: not a .npy file (it does not start with the .npy signature "
+                    "that numpy.save writes); a .npy file holds one array saved by "
+                    "numpy.save, and a text table needs the extension .csv or .tsv."
+                ) from None
+            if version not in ((1, 0), (2, 0)):  # 3.0: structured arrays only
+                raise ValueError(f"{path}: unsupported .npy format version "
+                                 f"{version[0]}.{version[1]} (kpca reads 1.0 and 2.0, which "
+                                 "numpy.save writes for numeric arrays).")
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            try:
+                shape, _, dtype = read(fh)
+            except ValueError as exc:
+                raise ValueError(f"{path}: not a valid .npy file ({exc}).") from None
+            offset = fh.tell()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}.") from None
+    if dtype.hasobject:
+        raise ValueError(f"{path}: holds Python objects (pickled data), which are never "
+                         "loaded; save a numeric array instead.")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{path}: not a valid .npy file (its header declares shape {shape}).")
+    _check_npy(path, dtype, shape)
+    declared = dtype.itemsize
+    for s in shape:
+        declared *= s  # Python integers: no overflow
+    held = size - offset
+    if declared > held:
+        raise ValueError(
+            f"{path}: not a valid .npy file: its header declares shape {shape} of {dtype} "
+            f"({declared:,} bytes), but the file holds {held:,} bytes of data (truncated "
+            "or corrupt)."
+        )
+    return shape, dtype
 
 
 def _check_npy(path: Path, dtype: np.dtype, shape: tuple[int, ...]) -> None:
