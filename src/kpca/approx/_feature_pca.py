@@ -104,6 +104,64 @@ def block_rows(p: int, itemsize: int, block_size: int | None = None,
     return max(64, budget // max(1, max(1, workers) * (8 * d + 2 * p * itemsize)))
 
 
+def fit_bytes(p: int, n: int, d: int, k: int | None, itemsize: int, *, rows: int,
+              threads: int, sample_rows: int) -> int:
+    """Peak bytes of a fit of an explicit feature map (``W = None``, ``q = p``), the
+    input rows not counted: the largest of its phases, beside the map itself.
+
+    * the map: its ``d x p`` float64 weights and their copy in the blocks' dtype;
+    * the sample's raw features (for the shift, then the outlier cut-offs), in float64
+      (from float32 blocks: and the float32 block);
+    * :func:`accumulate`: the running ``p x p`` float64 scatter, the sum being formed
+      and the scatters in flight (up to ``2 threads`` blocks are held; each running
+      thread also has its product in the blocks' dtype and its raw block);
+    * :func:`solve`: the scatter, the centred covariance, its symmetrised copy
+      (decomposed in place) and the eigensolver's workspace, or the ``p x k``
+      eigenvectors and their three copies (reversed, :func:`kpca.solvers.finalize`'s);
+    * the fitted subspace: the scatter, the components and the sample's features.
+
+    Parameters
+    ----------
+    p : int
+        Raw features per row.
+    n, d : int
+        Training rows and input columns.
+    k : int or None
+        Eigenpairs solved for (``None``: all ``p``).
+    itemsize : int
+        Bytes of a value of the feature blocks (4 or 8).
+    rows : int
+        Rows per streamed block (0: the blocks are mapped elsewhere, e.g. on Dask
+        workers, and only their summed scatter comes back).
+    threads : int
+        Threads streaming the blocks.
+    sample_rows : int
+        Rows of the fit's sample.
+    """
+    from .._plan import _arpack_bytes, _lapack_bytes
+
+    sq = 8 * p * p
+    kk = p if k is None else max(1, min(int(k), p))
+    fixed = 8 * d * p + (itemsize * d * p if itemsize != 8 else 0) + 16 * p
+    sample = sample_rows * p * (8 + (itemsize if itemsize != 8 else 0))
+    if rows > 0:
+        n_blocks = -(-n // rows)
+        held = min(n_blocks, 2 * threads) if threads > 1 else 1
+        running = min(n_blocks, threads)
+        block = min(rows, n)
+        stream = (sq * (2 + held) + (itemsize * p * p * running if running > 1 else 0)
+                  + block * (running * p * (8 + itemsize) + held * 8 * d))
+    else:
+        stream = sq
+    workspace = _lapack_bytes(p, kk, 8)
+    if k is not None and p >= get_config()["feature_lanczos_min_size"] and kk <= p // 10:
+        workspace = max(workspace, _arpack_bytes(p, kk))
+    eigen = 3 * sq + max(workspace, 4 * 8 * p * kk)
+    # then the scatter is still held while the subspace maps the sample
+    subspace = sq + 4 * 8 * p * kk + sample
+    return int(fixed + max(sample, stream, eigen, subspace))
+
+
 def accumulate(
     raw: Callable[[np.ndarray], np.ndarray],
     blocks: Iterable,

@@ -10,7 +10,11 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
+from .._config import get_config
+from .._memory import default_memory_limit, format_bytes
 from ..kernels import GAMMA_HEURISTICS, RBF, FourierFeatures, Laplacian, make_kernel
+from ..operators import n_threads
+from . import _feature_pca as fp
 from ._base import FeatureKernelPCA, FeatureMap
 
 logger = logging.getLogger("kpca")
@@ -29,7 +33,10 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     PCA of ``z`` centred with the TRAINING mean (docs/math.md, "Centring in feature
     space"), accumulated in
     one streamed pass (float64 ``D x D`` covariance): ``O(n D (d + D))`` time,
-    ``O(D^2 + block)`` memory.
+    ``O(D^2 + block)`` memory. A fit whose peak (three to seven ``D x D`` float64
+    matrices, more with many threads) exceeds the memory budget of ``KernelPCA``
+    without ``memory_limit`` (the setting ``memory_budget``, by default a share of the
+    machine's memory) is refused with a ``ValueError`` before anything is allocated.
 
     Parameters
     ----------
@@ -93,6 +100,7 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     }
 
     def _build(self, X, sample, rng, dtype):
+        self._check_memory(X, sample.shape[0], np.dtype(dtype).itemsize)
         kernel = make_kernel(self.kernel, gamma=self.gamma).resolve(sample, random_state=rng)
         g = float(kernel.gamma)
         d, D = X.shape[1], int(self.n_features)
@@ -103,6 +111,45 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         b = rng.uniform(0, 2 * np.pi, size=D)
         return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name), kernel,
                           fitted={"random_weights_": W, "random_offset_": b})
+
+    def _check_memory(self, X, sample_rows: int, itemsize: int) -> None:
+        """Refuse, before any ``n_features``-sized allocation, a fit whose peak
+        (:func:`kpca.approx._feature_pca.fit_bytes`: the ``D x D`` float64 covariance
+        and its copies, the eigensolver's workspace, the streamed blocks) exceeds the
+        memory budget (:func:`kpca._memory.default_memory_limit`, as ``KernelPCA``
+        without ``memory_limit``)."""
+        from ..distributed import is_dask_array
+
+        n, d = X.shape
+        nc = self.n_components
+        k = min(int(nc), n) if isinstance(nc, Integral) else None
+        threads = n_threads(self.n_jobs)
+
+        def need(D: int) -> int:
+            # as _fit streams: up to two blocks per thread; dask chunks map on workers
+            rows = 0 if is_dask_array(X) else fp.block_rows(
+                D, itemsize, self.block_size, d=d, workers=2 * threads)
+            return fp.fit_bytes(D, n, d, k, itemsize, rows=rows, threads=threads,
+                                sample_rows=sample_rows)
+
+        D, budget = int(self.n_features), default_memory_limit()
+        needed = need(D)
+        if needed <= budget:
+            return
+        lo, hi = 0, D  # the largest n_features that fits (need grows with D)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if need(mid) <= budget else (lo, mid - 1)
+        what = ("the setting memory_budget" if get_config()["memory_budget"] is not None
+                else "the default memory budget, a share of this machine's (or its "
+                "cgroup's) memory")
+        smaller = f"a smaller n_features (at most {lo:,} fits)" if lo else "less data"
+        raise ValueError(
+            f"n_features={D:,} needs about {format_bytes(needed)} to fit (a {D:,} x {D:,} "
+            f"float64 feature covariance, its copies and its eigendecomposition), above "
+            f"{what} ({format_bytes(budget)}). Use {smaller}, or raise the budget to at least "
+            f"that with kpca.config_context(memory_budget=...) (bytes, or e.g. '32GB')."
+        )
 
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         return FourierFeatures(self.random_weights_, self.random_offset_, "float64")(rows)
