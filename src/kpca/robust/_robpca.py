@@ -203,7 +203,9 @@ def reweighted_mcd(Y: np.ndarray, h: int, alpha: float, random_state
         mcd = MinCovDet(support_fraction=(h + 0.5) / n,
                         random_state=random_state).fit(Y / scale)
     except ValueError as exc:
-        if not np.all(np.isfinite(Y)):
+        # scikit-learn's message: "The covariance matrix of the support data is equal
+        # to 0, ..."; any other error is passed on as it is
+        if not np.all(np.isfinite(Y)) or "covariance" not in str(exc):
             raise
         raise ValueError(
             f"KernelROBPCA: the robust (MCD) covariance of the {k}-dimensional scores is "
