@@ -10,10 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
-from .._config import get_config
-from .._memory import default_memory_limit, format_bytes
 from ..kernels import GAMMA_HEURISTICS, RBF, FourierFeatures, Laplacian, make_kernel
-from ..operators import n_threads
 from . import _feature_pca as fp
 from ._base import FeatureKernelPCA, FeatureMap
 
@@ -33,7 +30,7 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     PCA of ``z`` centred with the TRAINING mean (docs/math.md, "Centring in feature
     space"), accumulated in
     one streamed pass (float64 ``D x D`` covariance): ``O(n D (d + D))`` time,
-    ``O(D^2 + block)`` memory. A fit whose peak (three to seven ``D x D`` float64
+    ``O(D^2 + block)`` memory. A fit whose peak (four to seven ``D x D`` float64
     matrices, more with many threads) exceeds the memory budget of ``KernelPCA``
     without ``memory_limit`` (the setting ``memory_budget``, by default a share of the
     machine's memory) is refused with a ``ValueError`` before anything is allocated.
@@ -116,40 +113,12 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         """Refuse, before any ``n_features``-sized allocation, a fit whose peak
         (:func:`kpca.approx._feature_pca.fit_bytes`: the ``D x D`` float64 covariance
         and its copies, the eigensolver's workspace, the streamed blocks) exceeds the
-        memory budget (:func:`kpca._memory.default_memory_limit`, as ``KernelPCA``
-        without ``memory_limit``)."""
-        from ..distributed import is_dask_array
-
-        n, d = X.shape
-        nc = self.n_components
-        k = min(int(nc), n) if isinstance(nc, Integral) else None
-        threads = n_threads(self.n_jobs)
-
-        def need(D: int) -> int:
-            # as _fit streams: up to two blocks per thread; dask chunks map on workers
-            rows = 0 if is_dask_array(X) else fp.block_rows(
-                D, itemsize, self.block_size, d=d, workers=2 * threads)
-            return fp.fit_bytes(D, n, d, k, itemsize, rows=rows, threads=threads,
-                                sample_rows=sample_rows)
-
-        D, budget = int(self.n_features), default_memory_limit()
-        needed = need(D)
-        if needed <= budget:
-            return
-        lo, hi = 0, D  # the largest n_features that fits (need grows with D)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if need(mid) <= budget else (lo, mid - 1)
-        what = ("the setting memory_budget" if get_config()["memory_budget"] is not None
-                else "the default memory budget, a share of this machine's (or its "
-                "cgroup's) memory")
-        smaller = f"a smaller n_features (at most {lo:,} fits)" if lo else "less data"
-        raise ValueError(
-            f"n_features={D:,} needs about {format_bytes(needed)} to fit (a {D:,} x {D:,} "
-            f"float64 feature covariance, its copies and its eigendecomposition), above "
-            f"{what} ({format_bytes(budget)}). Use {smaller}, or raise the budget to at least "
-            f"that with kpca.config_context(memory_budget=...) (bytes, or e.g. '32GB')."
-        )
+        memory budget (:func:`kpca.approx._feature_pca.refuse_beyond_budget`)."""
+        D = int(self.n_features)
+        fp.refuse_beyond_budget(
+            "n_features", D, lambda v: self._fit_bytes(X, v, sample_rows, itemsize),
+            f"a {D:,} x {D:,} float64 feature covariance, its copies and its "
+            "eigendecomposition")
 
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         return FourierFeatures(self.random_weights_, self.random_offset_, "float64")(rows)
