@@ -190,6 +190,18 @@ def test_parameter_errors_name_the_flag(capsys, files, argv, fragments):
     assert out == "" and not (files / "m.kpca").exists()
 
 
+@pytest.mark.parametrize("name, flag, value", [("nystrom", "--n-landmarks", 150),
+                                               ("random-features", "--n-features", 5000)])
+def test_a_fit_beyond_the_memory_budget_is_a_clean_error(capsys, files, name, flag, value):
+    param = flag[2:].replace("-", "_")
+    with kpca.config_context(memory_budget="256KB"):
+        code, out, err = run(capsys, "fit", files / "d.csv", "--estimator", name, flag,
+                             value, "--save", files / "m.kpca")
+    clean_error(code, err, f"{param}={value:,} needs about", "memory_budget (256.00 KiB)",
+                f"a smaller {param} (at most", f"({flag})")
+    assert out == "" and not (files / "m.kpca").exists()
+
+
 def test_progress_bar_of_the_rows_on_a_terminal(monkeypatch, files):
     pytest.importorskip("tqdm")
 

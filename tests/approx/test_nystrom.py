@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -264,3 +266,74 @@ def test_features_that_overflow_are_an_error_before_the_eigensolver():
     Ze = KernelPCA(1, kernel="rbf", gamma=0.5).fit_transform(ok)
     np.testing.assert_allclose(np.abs(Z), np.abs(Ze), atol=1e-8)
 
+
+
+def _traced_peak(fn):
+    """Peak bytes numpy allocated while ``fn`` ran (tracemalloc), and its exception."""
+    tracemalloc.start()
+    try:
+        fn()
+        error = None
+    except ValueError as exc:
+        error = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak, error
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
+@pytest.mark.parametrize("n_landmarks", [2500, 10**9])
+def test_n_landmarks_beyond_the_memory_budget_raises_before_allocating(landmarks, n_landmarks):
+    X = _data(3000, d=4)
+    m = min(n_landmarks, 3000)  # clipped to the rows
+    est = NystromKernelPCA(3, n_landmarks=n_landmarks, landmarks=landmarks, random_state=0)
+    with config_context(memory_budget="32MB"):
+        peak, error = _traced_peak(lambda: est.fit(X))
+    assert isinstance(error, ValueError)
+    msg = str(error)
+    assert f"n_landmarks={m:,} needs about" in msg
+    assert f"a {m:,} x {m:,} float64 kernel matrix of the landmarks" in msg
+    assert "memory_budget (32.00 MiB)" in msg and "memory_budget=...)" in msg
+    if landmarks == "leverage":
+        # its pool of min(n, max(2 m, 1000)) rows alone is beyond 32 MB (48 p^2 bytes)
+        assert "landmarks='uniform' or 'kmeans'" in msg
+        assert ("the 3,000 x 3,000 kernel matrix of its pool" in msg) == (m < 3000)
+    else:
+        assert "smaller n_landmarks (at most" in msg
+    assert ("n_landmarks=1,000,000,000 is clipped to the 3,000 rows" in msg) == (m == 3000)
+    # refused before K_mm (72 MB at 3,000 landmarks) or the pool's kernel matrix
+    assert peak < 4 * 2**20
+    assert not hasattr(est, "components_")
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
+def test_the_largest_n_landmarks_the_error_names_fits_the_budget(landmarks):
+    X = _data(3000, d=4)
+    budget = 64 * 2**20
+    # the lazy imports (scikit-learn's k-means) done before the traced fit
+    NystromKernelPCA(3, n_landmarks=20, landmarks=landmarks, random_state=0).fit(X)
+    with config_context(memory_budget=budget):
+        with pytest.raises(ValueError, match="n_landmarks=3,000") as info:
+            NystromKernelPCA(3, n_landmarks=3000, landmarks=landmarks, random_state=0).fit(X)
+        m = int(re.search(r"at most ([\d,]+) fits", str(info.value)).group(1).replace(",", ""))
+        assert 300 < m < 3000
+        est = NystromKernelPCA(3, n_landmarks=m, landmarks=landmarks, random_state=0)
+        peak, error = _traced_peak(lambda: est.fit(X))
+        assert error is None and est.n_landmarks_ == m and est.n_components_ == 3
+        # the estimate is not below what the fit allocates
+        assert peak <= budget
+        with pytest.raises(ValueError, match=f"n_landmarks={m + 1:,} needs"):
+            NystromKernelPCA(3, n_landmarks=m + 1, landmarks=landmarks, random_state=0).fit(X)
+
+
+def test_the_default_memory_budget_refuses_and_normal_sizes_fit():
+    X = _data(3000, d=2)
+    # the default budget: half of process_memory (a machine of 64 MiB here)
+    with config_context(process_memory=2**26), pytest.raises(
+            ValueError, match=r"n_landmarks=3,000 needs about .* above the default memory "
+                              r"budget, a share of this machine's .*\(32.00 MiB\)"):
+        NystromKernelPCA(3, n_landmarks=10**9).fit(X)
+    # and the machine's own budget fits the usual sizes
+    est = NystromKernelPCA(3, n_landmarks=500, random_state=0).fit(X)
+    assert est.n_landmarks_ == 500 and est.n_components_ == 3

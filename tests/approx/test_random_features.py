@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -9,6 +11,7 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.decomposition import PCA
 
+import kpca
 from kpca import KernelPCA, RandomFeatureKernelPCA
 
 
@@ -100,6 +103,56 @@ def test_scores_centred():
 def test_bad_params(params, match):
     with pytest.raises(ValueError, match=match):
         RandomFeatureKernelPCA(**params).fit(_data(20))
+
+
+def _traced_peak(fn):
+    """Peak bytes numpy allocated while ``fn`` ran (tracemalloc), and its exception."""
+    tracemalloc.start()
+    try:
+        fn()
+        error = None
+    except ValueError as exc:
+        error = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak, error
+
+
+@pytest.mark.parametrize("n_features", [10**7, 30_000])
+def test_n_features_beyond_the_memory_budget_raises_before_allocating(n_features):
+    X = _data(50, d=4)
+    est = RandomFeatureKernelPCA(3, n_features=n_features, random_state=0)
+    with kpca.config_context(memory_budget="32MB"):
+        peak, error = _traced_peak(lambda: est.fit(X))
+    assert isinstance(error, ValueError)
+    msg = str(error)
+    assert f"n_features={n_features:,} needs about" in msg
+    assert "memory_budget (32.00 MiB)" in msg and "smaller n_features" in msg
+    # refused before the D x D covariance or even the d x D weights (320 MB at 10**7)
+    assert peak < 4 * 2**20
+    assert not hasattr(est, "components_")
+
+
+def test_the_largest_n_features_the_error_names_fits_the_budget():
+    X = _data(50, d=4)
+    budget = 32 * 2**20
+    with kpca.config_context(memory_budget=budget):
+        with pytest.raises(ValueError, match="n_features=5,000") as info:
+            RandomFeatureKernelPCA(3, n_features=5000, random_state=0).fit(X)
+        D = int(re.search(r"at most ([\d,]+) fits", str(info.value)).group(1).replace(",", ""))
+        assert 500 < D < 5000
+        est = RandomFeatureKernelPCA(3, n_features=D, random_state=0)
+        peak, error = _traced_peak(lambda: est.fit(X))
+        assert error is None and est.components_.shape == (3, D)
+        # the estimate is not below what the fit allocates
+        assert peak <= budget
+        with pytest.raises(ValueError, match=f"n_features={D + 1:,}"):
+            RandomFeatureKernelPCA(3, n_features=D + 1, random_state=0).fit(X)
+    # without a setting, the default budget (a share of this machine's memory) applies
+    with pytest.raises(ValueError, match="the default memory budget"):
+        RandomFeatureKernelPCA(3, n_features=10**7, random_state=0).fit(X)
+    assert RandomFeatureKernelPCA(3, n_features=1000, random_state=0).fit(X).n_components_ == 3
 
 
 def _direct_kernel(kernel, X, gamma):

@@ -221,6 +221,35 @@ def test_non_psd_precomputed_kernel_raises():
         KernelROBPCA(n_components=2, kernel="precomputed").fit(K)
 
 
+def test_kernel_near_identity_raises_a_clear_error():
+    # rbf with a large gamma on standard-normal rows: K is nearly I, most rows score ~0
+    # on the subset's directions and the MCD of the scores is singular
+    X = np.random.RandomState(1).randn(40, 4)
+    assert np.all(np.isfinite(KernelPCA(2, kernel="rbf", gamma=100.0).fit(X).eigenvalues_))
+    with pytest.raises(ValueError, match=r"covariance of the 2-dimensional scores is "
+                       r"singular: h=30 of the n_samples=40") as info:
+        KernelROBPCA(2, kernel="rbf", gamma=100.0, random_state=0).fit(X)
+    msg = str(info.value)
+    assert "nearly the identity" in msg
+    assert all(p in msg for p in ("smaller gamma", "n_components", "support_fraction"))
+    # the remedy it names works
+    est = KernelROBPCA(2, kernel="rbf", gamma=0.25, random_state=0).fit(X)
+    assert np.all(np.isfinite(est.eigenvalues_)) and est.n_components_ == 2
+
+
+@pytest.mark.parametrize("scale", [1e-5, 1e-8])
+def test_fit_is_equivariant_to_the_scale_of_the_data(scale, linear_fits):
+    # scikit-learn's MinCovDet tests a zero covariance with an absolute tolerance:
+    # small data (scores ~1e-5) used to fail; the fit is that of rrcov's scaled
+    _, X, k, _ = _case("contaminated")
+    ref = linear_fits["contaminated"]
+    est = KernelROBPCA(n_components=k, kernel="linear", n_directions=10**6,
+                       random_state=0).fit(X * scale)
+    np.testing.assert_allclose(est.eigenvalues_, ref.eigenvalues_ * scale**2, rtol=1e-8)
+    np.testing.assert_allclose(est.score_distances_, ref.score_distances_, rtol=1e-8)
+    np.testing.assert_array_equal(est.predict(X * scale), ref.predict(X))
+
+
 # ----------------------------------------------------------------------------- contract
 def test_save_load_round_trip_is_bit_identical(tmp_path, rbf_cluster):
     _, X, _ = rbf_cluster

@@ -296,6 +296,23 @@ class FeatureKernelPCA(BaseKernelPCA):
                     res.components.shape[0], k)
         return self
 
+    def _fit_bytes(self, X, p: int, sample_rows: int, itemsize: int, *,
+                   whitened: bool = False) -> int:
+        """:func:`kpca.approx._feature_pca.fit_bytes` of this fit of X with ``p`` raw
+        features, streamed as :meth:`_fit` streams it."""
+        from ..distributed import is_dask_array
+
+        n, d = X.shape
+        nc = self.n_components
+        k = min(int(nc), n) if isinstance(nc, Integral) else None
+        threads = n_threads(self.n_jobs)
+        # up to two blocks per thread; dask chunks are mapped on the workers and device
+        # rows on their device: only the summed scatter comes back
+        rows = 0 if is_dask_array(X) or isinstance(X, DeviceRows) else fp.block_rows(
+            p, itemsize, self.block_size, d=d, workers=2 * threads)
+        return fp.fit_bytes(p, n, d, k, itemsize, rows=rows, threads=threads,
+                            sample_rows=sample_rows, whitened=whitened)
+
     def _subspace(self, fmap: FeatureMap, mean: np.ndarray, U: np.ndarray, lam: np.ndarray,
                   sample, dtype: np.dtype) -> FittedSubspace:
         """The fitted subspace of PCA on ``phi = f W`` (docs/math.md, "The fitted subspace").

@@ -42,6 +42,7 @@ import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
 from .._config import get_config
+from .._memory import default_memory_limit, format_bytes
 from .._parallel import run_stream
 from ..kernels import check_finite_kernel
 from ..operators import n_threads
@@ -103,6 +104,124 @@ def block_rows(p: int, itemsize: int, block_size: int | None = None,
         return int(block_size)
     budget = get_config()["feature_block_bytes"] if budget is None else budget
     return max(64, budget // max(1, max(1, workers) * (8 * d + 2 * p * itemsize)))
+
+
+def fit_bytes(p: int, n: int, d: int, k: int | None, itemsize: int, *, rows: int,
+              threads: int, sample_rows: int, whitened: bool = False) -> int:
+    """Peak bytes of a fit of a feature map of ``p`` raw features, once the map is built,
+    the input rows not counted: the largest of its phases, beside the map itself.
+
+    * the map: its ``d x p`` float64 weights (or landmarks) and their copy in the
+      blocks' dtype; ``whitened`` (Nyström, ``W = K_mm^{-1/2}``): also the ``p x p``
+      ``K_mm`` and ``W`` (``q = p`` at most), held throughout;
+    * the sample's raw features (for the shift, then the outlier cut-offs), in float64
+      (from float32 blocks: and the float32 block);
+    * :func:`accumulate`: the running ``p x p`` float64 scatter, the sum being formed
+      and the scatters in flight (up to ``2 threads`` blocks are held, and the one
+      last added; each running thread also has its product in the blocks' dtype and its
+      raw block);
+    * :func:`solve`: while centring, the scatter, the centred covariance and two
+      temporaries (whitened: three, ``W^T C_f W`` being formed); then the scatter, the
+      centred covariance, its symmetrised copy (decomposed in place) and the
+      eigensolver's workspace, or the ``p x k`` eigenvectors and their three copies
+      (reversed, :func:`kpca.solvers.finalize`'s);
+    * the fitted subspace: the scatter, the components and the sample's features, or
+      its scores (:meth:`kpca.subspace.FittedSubspace.raw_projection`: blocks of the
+      sample's features of at most ``preimage_block_bytes``, each with a temporary and
+      its scores before and after the offset).
+
+    Parameters
+    ----------
+    p : int
+        Raw features per row.
+    n, d : int
+        Training rows and input columns.
+    k : int or None
+        Eigenpairs solved for (``None``: all ``p``).
+    itemsize : int
+        Bytes of a value of the feature blocks (4 or 8).
+    rows : int
+        Rows per streamed block (0: the blocks are mapped elsewhere, e.g. on Dask
+        workers, and only their summed scatter comes back).
+    threads : int
+        Threads streaming the blocks.
+    sample_rows : int
+        Rows of the fit's sample.
+    whitened : bool, default=False
+        The raw features are followed by a ``p x q`` map ``W`` (Nyström's
+        ``K_mm^{-1/2}``, held with ``K_mm``); ``False``: an explicit map (``W = None``,
+        ``q = p``).
+    """
+    from .._plan import _arpack_bytes, _lapack_bytes
+
+    sq = 8 * p * p
+    kk = p if k is None else max(1, min(int(k), p))
+    fixed = 8 * d * p + (itemsize * d * p if itemsize != 8 else 0) + 16 * p
+    if whitened:
+        fixed += 2 * sq
+    sample = sample_rows * p * (8 + (itemsize if itemsize != 8 else 0))
+    if rows > 0:
+        n_blocks = -(-n // rows)
+        held = min(n_blocks, 2 * threads) if threads > 1 else 1
+        running = min(n_blocks, threads)
+        block = min(rows, n)
+        # the running total, the sum being formed (or the part last added: the loop
+        # holds it while the next block is mapped) and the held scatters, each running
+        # thread's product in the blocks' dtype (one thread too: tracemalloc showed it)
+        stream = (sq * (2 + held) + itemsize * p * p * running
+                  + block * (running * p * (8 + itemsize) + held * 8 * d))
+    else:
+        stream = sq
+    workspace = _lapack_bytes(p, kk, 8)
+    if k is not None and p >= get_config()["feature_lanczos_min_size"] and kk <= p // 10:
+        workspace = max(workspace, _arpack_bytes(p, kk))
+    centring = (5 if whitened else 4) * sq
+    eigen = max(centring, 3 * sq + max(workspace, 4 * 8 * p * kk))
+    # then the scatter is still held while the subspace maps and scores the sample
+    b = min(sample_rows, max(1, get_config()["preimage_block_bytes"] // (8 * p)))
+    scoring = 8 * (sample_rows * kk + 2 * b * (p + kk))
+    subspace = sq + 4 * 8 * p * kk + max(sample, scoring)
+    return int(fixed + max(sample, stream, eigen, subspace))
+
+
+def refuse_beyond_budget(name: str, value: int, need: Callable[[int], int],
+                         what: str, otherwise: str = "less data") -> None:
+    """Raise a ``ValueError`` before the fit if ``need(value)`` bytes exceed the memory
+    budget (:func:`kpca._memory.default_memory_limit`, as ``KernelPCA`` without
+    ``memory_limit``), naming the parameter, the bytes, the budget and the largest value
+    that fits.
+
+    Parameters
+    ----------
+    name : str
+        The parameter (``n_features``, ``n_landmarks``).
+    value : int
+        Its value, as the fit uses it.
+    need : callable
+        ``need(v) -> bytes`` of the fit with the parameter at ``v``; non-decreasing in
+        ``v`` (the largest value that fits is found by bisection).
+    what : str
+        What the fit holds at ``value`` (in the message's parentheses).
+    otherwise : str, default="less data"
+        What to use where not even ``v = 1`` fits.
+    """
+    budget = default_memory_limit()
+    needed = need(value)
+    if needed <= budget:
+        return
+    lo, hi = 0, value  # the largest value that fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if need(mid) <= budget else (lo, mid - 1)
+    where = ("the setting memory_budget" if get_config()["memory_budget"] is not None
+             else "the default memory budget, a share of this machine's (or its "
+             "cgroup's) memory")
+    smaller = f"a smaller {name} (at most {lo:,} fits)" if lo else otherwise
+    raise ValueError(
+        f"{name}={value:,} needs about {format_bytes(needed)} to fit ({what}), above "
+        f"{where} ({format_bytes(budget)}). Use {smaller}, or raise the budget to at least "
+        f"that with kpca.config_context(memory_budget=...) (bytes, or e.g. '32GB')."
+    )
 
 
 def accumulate(

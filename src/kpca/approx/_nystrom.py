@@ -19,7 +19,8 @@ from ..kernels import (
     check_finite_kernel,
     make_kernel,
 )
-from ..operators import float32_eigen_error
+from ..operators import float32_eigen_error, n_threads
+from . import _feature_pca as fp
 from ._base import FeatureKernelPCA, FeatureMap, inverse_sqrt, take_rows
 
 logger = logging.getLogger("kpca")
@@ -61,7 +62,12 @@ class NystromKernelPCA(FeatureKernelPCA):
     centred as in docs/math.md, "Centring in feature space". One pass over row
     blocks accumulates the mean and the ``m x m`` covariance (float64); the fit
     costs ``O(n m (d + m))`` time and ``O(m^2 + block)`` memory, ``transform``
-    ``O(m (d + k))`` per row.
+    ``O(m (d + k))`` per row. A fit whose peak (seven to nine ``m x m`` float64
+    matrices, more with many threads; ``landmarks='leverage'``: six of the kernel
+    matrix of its pool of up to ``2 m`` rows) exceeds the memory budget of
+    ``KernelPCA`` without ``memory_limit`` (the setting ``memory_budget``, by default a
+    share of the machine's memory) is refused with a ``ValueError`` before anything is
+    allocated.
 
     Pre-images (rbf, poly and linear kernels): :meth:`inverse_transform` and
     :meth:`denoise` invert ``P phi(t) = theta + sum_l y_l f_l``, expanded over the
@@ -79,7 +85,8 @@ class NystromKernelPCA(FeatureKernelPCA):
         keeps the fewest components whose ``explained_variance_ratio_`` sums to at
         least that fraction; ``None`` keeps all with a non-zero eigenvalue.
     n_landmarks : int, default=100
-        Number of landmarks ``m`` (clipped to ``n_samples``).
+        Number of landmarks ``m`` (clipped to ``n_samples``). More than fit the memory
+        budget: ``ValueError`` naming the largest number that fits.
     landmarks : {'uniform', 'kmeans', 'leverage'}, default='uniform'
         'uniform': ``m`` training rows drawn without replacement. 'kmeans': the
         ``m`` k-means centres of a uniform subsample of ``min(n, 10 m, 20000)``
@@ -177,9 +184,10 @@ class NystromKernelPCA(FeatureKernelPCA):
                 f"NystromKernelPCA needs a vector kernel (it evaluates k(landmarks, x) for "
                 f"every row); got {kernel!r}. Use kpca.KernelPCA."
             )
-        kernel = kernel.resolve(sample, random_state=rng)
         n = X.shape[0]
         m = min(int(self.n_landmarks), n)
+        self._check_memory(X, m, sample.shape[0], np.dtype(dtype).itemsize)
+        kernel = kernel.resolve(sample, random_state=rng)
         Z = self._select(X, kernel, m, rng)
         if sp.issparse(Z):
             Z = Z.toarray()
@@ -195,6 +203,34 @@ class NystromKernelPCA(FeatureKernelPCA):
                     W.shape[1], rcond)
         return FeatureMap(NystromMap(kernel, Z, dtype), kernel, W, Z, Kmm,
                           {"landmarks_": Z, "n_landmarks_": m, "normalization_": W})
+
+    def _check_memory(self, X, m: int, sample_rows: int, itemsize: int) -> None:
+        """Refuse, before the landmarks are chosen, a fit of ``m`` landmarks whose peak
+        exceeds the memory budget (:func:`kpca.approx._feature_pca.refuse_beyond_budget`):
+        the larger of building the map (:func:`build_bytes`) and the streamed fit
+        (:func:`kpca.approx._feature_pca.fit_bytes`, ``K_mm`` and ``K_mm^{-1/2}`` held
+        beside the ``m x m`` covariance)."""
+        # The model counts all m columns of K_mm^{-1/2} kept: measured (tracemalloc and
+        # peak RSS, uniform/kmeans/leverage, 1 and 2 threads, k = 3 and all) it is within
+        # a few percent of the peak where rcond keeps them all, and up to about twice it
+        # where rcond drops most (a low-rank K_mm): it errs toward refusing.
+        n, d = X.shape
+
+        def need(v: int) -> int:
+            return max(build_bytes(self.landmarks, n, d, v),
+                       self._fit_bytes(X, v, sample_rows, itemsize, whitened=True))
+
+        what = (f"a {m:,} x {m:,} float64 kernel matrix of the landmarks, its inverse "
+                "square root, the feature covariance, their copies and eigendecompositions")
+        if self.landmarks == "leverage" and m < n:
+            r = _pool_rows(n, m)
+            what += f"; landmarks='leverage': the {r:,} x {r:,} kernel matrix of its pool"
+        if int(self.n_landmarks) > n:
+            what += f"; n_landmarks={int(self.n_landmarks):,} is clipped to the {n:,} rows"
+        otherwise = "less data"
+        if self.landmarks == "leverage":  # its pool has min(n, 1000) rows or more, whatever m
+            otherwise = "landmarks='uniform' or 'kmeans', or less data"
+        fp.refuse_beyond_budget("n_landmarks", m, need, what, otherwise)
 
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         # phi^(x) = K_mm^{-1/2} k(Z, x), in float64 whatever the fit's blocks
@@ -224,9 +260,7 @@ class NystromKernelPCA(FeatureKernelPCA):
         if self.landmarks == "kmeans":
             from sklearn.cluster import KMeans, kmeans_plusplus
 
-            cfg = get_config()
-            s = min(n, max(m, min(cfg["kmeans_rows_per_landmark"] * m,
-                                  cfg["kmeans_max_rows"])))
+            s = _kmeans_rows(n, m)
             S = take_rows(X, np.sort(rng.choice(n, size=s, replace=False)))
             if s == m:
                 return S
@@ -243,7 +277,7 @@ class NystromKernelPCA(FeatureKernelPCA):
     def _leverage(self, X, kernel, m: int, rng):
         """Approximate ridge-leverage-score sampling from a uniform pool."""
         n = X.shape[0]
-        p = min(n, max(2 * m, 1000))
+        p = _pool_rows(n, m)
         pool = np.sort(rng.choice(n, size=p, replace=False))
         P = take_rows(X, pool)
         Kp = check_finite_kernel(
@@ -256,6 +290,45 @@ class NystromKernelPCA(FeatureKernelPCA):
         prob /= prob.sum()
         chosen = np.sort(rng.choice(p, size=m, replace=False, p=prob))
         return P[chosen]
+
+
+def _pool_rows(n: int, m: int) -> int:
+    """Rows of the uniform pool that ``landmarks='leverage'`` draws ``m`` landmarks from."""
+    return min(n, max(2 * m, 1000))
+
+
+def _kmeans_rows(n: int, m: int) -> int:
+    """Rows that ``landmarks='kmeans'`` clusters into ``m`` centres."""
+    cfg = get_config()
+    return min(n, max(m, min(cfg["kmeans_rows_per_landmark"] * m, cfg["kmeans_max_rows"])))
+
+
+def build_bytes(landmarks: str, n: int, d: int, m: int) -> int:
+    """Peak bytes of building the Nyström map of ``m`` landmarks from ``n`` rows of ``d``
+    columns (:meth:`NystromKernelPCA._build`), the input rows not counted.
+
+    The landmarks (as read, in float64 and in the blocks' dtype), and the largest of
+
+    * ``K_mm`` and, in NumPy's ``eigh``, its copy, LAPACK ``syevd``'s ``2 m^2``
+      workspace and the eigenvectors (then ``K_mm``, the eigenvectors and two ``m x q``
+      copies of their kept columns): ``5 m^2`` values;
+    * ``landmarks='leverage'``: the same for the kernel matrix of the pool
+      (:func:`_pool_rows`, up to ``2 m`` rows), with its symmetrised copy: ``6 p^2``;
+    * ``landmarks='kmeans'``: scikit-learn's copies of the clustered rows and each
+      OpenMP thread's distances of a chunk of 256 rows to the ``m`` centres.
+
+    Measured (tracemalloc, which misses NumPy's LAPACK buffers, and the peak RSS):
+    within a few percent of ``5 m^2`` and ``6 p^2``.
+    """
+    sq = 8 * m * m
+    peak = 5 * sq
+    if m < n and landmarks == "leverage":
+        p = _pool_rows(n, m)
+        peak = max(peak, 6 * 8 * p * p)
+    elif m < n and landmarks == "kmeans":
+        s = _kmeans_rows(n, m)
+        peak = max(peak, 8 * (3 * s * d + min(256, s) * m * n_threads(None)))
+    return 3 * 8 * m * d + peak
 
 
 def _ridge_for_dimension(s: np.ndarray, m: int) -> float:

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import extend_init
 from ..kernels import GAMMA_HEURISTICS, RBF, FourierFeatures, Laplacian, make_kernel
+from . import _feature_pca as fp
 from ._base import FeatureKernelPCA, FeatureMap
 
 logger = logging.getLogger("kpca")
@@ -29,7 +30,10 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     PCA of ``z`` centred with the TRAINING mean (docs/math.md, "Centring in feature
     space"), accumulated in
     one streamed pass (float64 ``D x D`` covariance): ``O(n D (d + D))`` time,
-    ``O(D^2 + block)`` memory.
+    ``O(D^2 + block)`` memory. A fit whose peak (four to seven ``D x D`` float64
+    matrices, more with many threads) exceeds the memory budget of ``KernelPCA``
+    without ``memory_limit`` (the setting ``memory_budget``, by default a share of the
+    machine's memory) is refused with a ``ValueError`` before anything is allocated.
 
     Parameters
     ----------
@@ -93,6 +97,7 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
     }
 
     def _build(self, X, sample, rng, dtype):
+        self._check_memory(X, sample.shape[0], np.dtype(dtype).itemsize)
         kernel = make_kernel(self.kernel, gamma=self.gamma).resolve(sample, random_state=rng)
         g = float(kernel.gamma)
         d, D = X.shape[1], int(self.n_features)
@@ -103,6 +108,17 @@ class RandomFeatureKernelPCA(FeatureKernelPCA):
         b = rng.uniform(0, 2 * np.pi, size=D)
         return FeatureMap(FourierFeatures(W, b, np.dtype(dtype).name), kernel,
                           fitted={"random_weights_": W, "random_offset_": b})
+
+    def _check_memory(self, X, sample_rows: int, itemsize: int) -> None:
+        """Refuse, before any ``n_features``-sized allocation, a fit whose peak
+        (:func:`kpca.approx._feature_pca.fit_bytes`: the ``D x D`` float64 covariance
+        and its copies, the eigensolver's workspace, the streamed blocks) exceeds the
+        memory budget (:func:`kpca.approx._feature_pca.refuse_beyond_budget`)."""
+        D = int(self.n_features)
+        fp.refuse_beyond_budget(
+            "n_features", D, lambda v: self._fit_bytes(X, v, sample_rows, itemsize),
+            f"a {D:,} x {D:,} float64 feature covariance, its copies and its "
+            "eigendecomposition")
 
     def _approximate_features(self, rows: np.ndarray) -> np.ndarray:
         return FourierFeatures(self.random_weights_, self.random_offset_, "float64")(rows)

@@ -189,9 +189,33 @@ def reweighted_mcd(Y: np.ndarray, h: int, alpha: float, random_state
     decides the reweighting (Mahalanobis distance ``<= chi2_k(0.975)``); the
     reweighted covariance (divisor ``m - 1``) is multiplied by
     ``.MCDcons(k, m/n) .MCDcnp2.rew(k, n, alpha)``.
+
+    Raises ``ValueError`` when the MCD covariance is singular (``h`` rows with the
+    same scores, relative to the scale of the others).
     """
     n, k = Y.shape
-    mcd = MinCovDet(support_fraction=(h + 0.5) / n, random_state=random_state).fit(Y)
+    # FAST-MCD's h-subset is affine equivariant, so it is searched on columns scaled to
+    # unit root mean square: scikit-learn's test of a zero covariance (absolute, 1e-8)
+    # then holds relative to the scores, whatever the scale of the kernel
+    scale = np.sqrt(np.mean(Y**2, axis=0))
+    scale = np.where(scale > 0, scale, 1.0)
+    try:
+        mcd = MinCovDet(support_fraction=(h + 0.5) / n,
+                        random_state=random_state).fit(Y / scale)
+    except ValueError as exc:
+        # scikit-learn's message: "The covariance matrix of the support data is equal
+        # to 0, ..."; any other error is passed on as it is
+        if not np.all(np.isfinite(Y)) or "covariance" not in str(exc):
+            raise
+        raise ValueError(
+            f"KernelROBPCA: the robust (MCD) covariance of the {k}-dimensional scores is "
+            f"singular: h={h} of the n_samples={n} rows have the same scores up to "
+            "round-off, relative to the others. This happens when the kernel matrix is "
+            "nearly the identity (e.g. an rbf or laplacian kernel with a large gamma, or "
+            "unscaled data): every row is then isolated in feature space. Use a smaller "
+            "gamma (or scale the data), fewer n_components, or a larger support_fraction "
+            "(or h)."
+        ) from exc
     S = mcd.raw_support_
     loc = Y[S].mean(axis=0)
     cov = np.atleast_2d(np.cov(Y[S], rowvar=False, ddof=1))
