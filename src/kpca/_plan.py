@@ -614,9 +614,9 @@ def _derive(p: FitPlan) -> dict[str, Any]:
         kk = n if p.fraction is not None else k
         if p.precomputed:
             K = n * n * 8
-        peak = K + (_arpack_bytes(n, k) if p.solver == "arpack" else
+        peak = K + (arpack_bytes(n, k) if p.solver == "arpack" else
                     solvers.workspace_bytes(p.solver, n, k) if p.solver != "dense"
-                    else _lapack_bytes(n, kk, itemsize)) + _result_bytes(n, kk)
+                    else lapack_bytes(n, kk, itemsize)) + _result_bytes(n, kk)
         if p.precomputed:
             # the user's matrix copied, beside the temporaries of its symmetry check
             # (three n x n arrays of float64 and two of booleans) and of K += K.T
@@ -689,7 +689,7 @@ def _passes_and_flops(p: FitPlan, out: dict, kept: float, eval_flops: float,
                 "meet tol")
 
 
-def _lapack_bytes(n: int, k: int, itemsize: int) -> int:
+def lapack_bytes(n: int, k: int, itemsize: int) -> int:
     """Bytes of LAPACK's top-``k`` solve besides the matrix (decomposed in place): the
     vectors and the work arrays (all pairs, ``?syevd``: ``1 + 6 n + 2 n^2`` values; a
     subset, ``?syevr``: ``26 n`` values and ``10 n`` integers), and the saved
@@ -705,7 +705,7 @@ def _result_bytes(n: int, k: int) -> int:
     return 3 * 8 * n * k
 
 
-def _arpack_bytes(n: int, k: int) -> int:
+def arpack_bytes(n: int, k: int) -> int:
     """ARPACK's basis of ``ncv = max(2k + 1, 20)`` vectors and its work vectors, with
     the wrapper's copies (the budget's rule, :func:`kpca.solvers.workspace_bytes`,
     counts ``2k + 1``)."""

@@ -44,6 +44,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 from .._config import get_config
 from .._memory import default_memory_limit, format_bytes
 from .._parallel import run_stream
+from .._plan import arpack_bytes, lapack_bytes
 from ..kernels import check_finite_kernel
 from ..operators import n_threads
 from ..solvers import EigenResult, finalize, top_eigh
@@ -152,8 +153,6 @@ def fit_bytes(p: int, n: int, d: int, k: int | None, itemsize: int, *, rows: int
         ``K_mm^{-1/2}``, held with ``K_mm``); ``False``: an explicit map (``W = None``,
         ``q = p``).
     """
-    from .._plan import _arpack_bytes, _lapack_bytes
-
     sq = 8 * p * p
     kk = p if k is None else max(1, min(int(k), p))
     fixed = 8 * d * p + (itemsize * d * p if itemsize != 8 else 0) + 16 * p
@@ -172,9 +171,9 @@ def fit_bytes(p: int, n: int, d: int, k: int | None, itemsize: int, *, rows: int
                   + block * (running * p * (8 + itemsize) + held * 8 * d))
     else:
         stream = sq
-    workspace = _lapack_bytes(p, kk, 8)
+    workspace = lapack_bytes(p, kk, 8)
     if k is not None and p >= get_config()["feature_lanczos_min_size"] and kk <= p // 10:
-        workspace = max(workspace, _arpack_bytes(p, kk))
+        workspace = max(workspace, arpack_bytes(p, kk))
     centring = (5 if whitened else 4) * sq
     eigen = max(centring, 3 * sq + max(workspace, 4 * 8 * p * kk))
     # then the scatter is still held while the subspace maps and scores the sample
