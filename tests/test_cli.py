@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -373,6 +374,30 @@ def test_precomputed_kernel_needs_a_square_matrix(capsys, data_csv, tmp_path):
     _assert_clean_error(code, err, "precomputed")
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symlinks")
+def test_outputs_write_through_symlinks_and_keep_their_mode(capsys, tmp_path, data_csv):
+    """-o link.csv replaced the link by a regular file (its target left stale) and
+    --save reset a 0600 model to 0644 (the umask's mode); a new file still gets the
+    umask's mode."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.csv"
+    target.write_text("old\n")
+    (tmp_path / "link.csv").symlink_to("real/target.csv")
+    model = tmp_path / "private.kpca"
+    model.write_bytes(b"old")
+    model.chmod(0o600)
+    code, _, err = run(capsys, "fit-transform", data_csv, "-o", tmp_path / "link.csv",
+                       "--save", model)
+    assert code == 0, err
+    assert (tmp_path / "link.csv").is_symlink()
+    assert read_table(target)[0].shape == (200, 2)
+    assert model.stat().st_mode & 0o7777 == 0o600 and load_model(model).n_components == 2
+    umask = os.umask(0)
+    os.umask(umask)
+    assert run(capsys, "fit", data_csv, "--save", tmp_path / "new.kpca")[0] == 0
+    assert (tmp_path / "new.kpca").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
 def test_unexpected_failure_exit_1(capsys, monkeypatch, data_csv):
     class Broken(kpca.KernelPCA):
         def fit_transform(self, X, y=None, **params):
@@ -458,6 +483,20 @@ def test_module_subprocess(tmp_path, data_csv):
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("kpca: error:") and "Traceback" not in proc.stderr
+
+
+def test_the_cli_package_imports_its_names_on_first_use():
+    """python -m kpca.cli imports the package first: without scikit-learn, so that
+    kpca._entry handles a Ctrl-C during that import (tests/test_cli_signals.py)."""
+    code = ("import sys, kpca.cli; print(sorted(m for m in ('sklearn', 'scipy', "
+            "'kpca.cli._main') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=_env(), timeout=60)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), proc.stderr
+    assert set(cli._WHERE) == set(cli.__all__)
+    for name in cli.__all__:
+        module = importlib.import_module(cli._WHERE[name], "kpca.cli")
+        assert getattr(cli, name) is getattr(module, name), name
 
 
 def test_entry_point():

@@ -509,3 +509,78 @@ def test_plot_scree_null_of_an_auto_model_and_of_a_plain_one(capsys, files, monk
                        "-o", files / "o.png")
     clean_error(code, err, "--null applies to 'kpca plot scree'")
     assert not (files / "o.png").exists()
+
+
+# ----------------------------------------------------------- integer flags of commands
+SEED_RANGE = "expected an integer in [0, 4294967295]"
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    # numpy's "need at least one array to stack"
+    (["plot", "contours", "-d", "X.csv", "-k", "0", "-o", "f.png"],
+     "argument -k/--n-components: expected an integer >= 1; got '0'"),
+    (["plot", "contours", "-d", "X.csv", "-k", "-3", "-o", "f.png"],
+     "argument -k/--n-components: expected an integer >= 1; got '-3'"),
+    # accepted, exit 0
+    (["plot", "outliers", "--annotate", "-5", "-o", "f.png"],
+     "argument --annotate: expected an integer >= 0; got '-5'"),
+    # "The 'random_state' parameter of KernelPCA must be ..."
+    (["plot", "scree", "--null", "--seed", "-1", "-o", "f.png"], f"argument --seed: {SEED_RANGE}"),
+    # "n_components must be ..."
+    (["denoise", "X.csv", "-k", "0", "-o", "f.csv"],
+     "argument -k/--n-components: expected an integer >= 1; got '0'"),
+    # above the model's 6 components: the library's message, naming the flag
+    (["denoise", "X.csv", "-k", "7", "-o", "f.csv"],
+     "n_components must be None or an integer in [1, 6] (the fitted number of components); "
+     "got 7. (-k/--n-components)"),
+])
+def test_integer_flags_of_model_commands_name_the_flag_and_range(capsys, files, model, argv,
+                                                                  fragment):
+    argv = [files / a if a.endswith((".csv", ".png")) else a for a in argv]
+    code, out, err = run(capsys, *argv, "-m", model)
+    clean_error(code, err, fragment)
+    assert not (files / "f.png").exists() and not (files / "f.csv").exists()
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["--cv", "1"], "argument --cv: expected an integer >= 2; got '1'"),  # n_splits=1
+    (["--seed", "-1"], f"argument --seed: {SEED_RANGE}; got '-1'"),  # "Seed must be ..."
+    (["--seed", str(2**32)], f"argument --seed: {SEED_RANGE}; got '4294967296'"),
+    # above the 60 rows, with and without labels: not scikit-learn's n_splits=61
+    (["--cv", "61"], "cv must be an integer between 2 and the number of rows (60), or a "
+                     "cross-validation splitter; got 61. (--cv)"),
+    (["--cv", "61", "--labels", "labels.txt"], "got 61. (--cv)"),
+])
+def test_select_integer_flags_name_the_flag_and_range(capsys, files, argv, fragment):
+    argv = [files / a if a.endswith(".txt") else a for a in argv]
+    code, out, err = run(capsys, "select", files / "X.csv", "--kernels", "rbf", "--gammas",
+                         "10", *argv)
+    clean_error(code, err, fragment)
+    assert out == ""
+
+
+def _actions(parser):
+    """(command, action) of every flag of every command."""
+    for name, command in parser.commands.items():
+        for action in command._actions:
+            if action.option_strings:
+                yield name, action
+
+
+def test_every_seed_flag_takes_the_seeds_scikit_learn_takes():
+    """--seed of fit, select, plot ...: one type, one message."""
+    import argparse
+
+    seeds = [(name, a) for name, a in _actions(cli.build_parser()) if "--seed" in a.option_strings]
+    assert {name for name, _ in seeds} >= {"fit", "fit-transform", "plan", "select", "plot"}
+    for name, action in seeds:
+        assert action.type("0") == 0 and action.type(str(2**32 - 1)) == 2**32 - 1, name
+        for bad in ("-1", str(2**32)):
+            with pytest.raises(argparse.ArgumentTypeError, match=SEED_RANGE.replace("[", r"\[")):
+                action.type(bad)
+
+
+def test_no_flag_takes_an_unchecked_integer():
+    """Every integer flag is parsed by a function that says the valid range (a bare
+    int let -k 0 and --annotate -5 through to numpy)."""
+    assert [(name, a.dest) for name, a in _actions(cli.build_parser()) if a.type is int] == []

@@ -115,6 +115,25 @@ def test_fit_transform_and_transform(capsys, files, data):
                                np.abs(ref.transform(data[100:])), atol=1e-8)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symlinks")
+def test_update_in_place_writes_through_a_symlink_and_keeps_the_mode(capsys, files, data):
+    """update replaced a symlinked --model by a regular file (the model it points to
+    left stale), and a 0600 model became 0644."""
+    (files / "models").mkdir()
+    real = files / "models" / "m.kpca"
+    assert run(capsys, "fit", files / "first.csv", "--estimator", "incremental",
+               *FLAGS["exact"], "--save", real)[0] == 0
+    real.chmod(0o600)
+    link = files / "current.kpca"
+    link.symlink_to("models/m.kpca")
+    code, _, err = run(capsys, "update", "-m", link, files / "more.csv")
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert real.stat().st_mode & 0o7777 == 0o600
+    assert load_model(real).n_samples_seen_ == 150
+    assert sorted(p.name for p in (files / "models").iterdir()) == ["m.kpca"]
+
+
 def test_update_of_another_estimator_is_refused(capsys, files):
     model = files / "exact.kpca"
     assert run(capsys, "fit", files / "first.csv", "-k", "2", "--save", model)[0] == 0

@@ -101,3 +101,86 @@ def test_write_errors_name_the_file_in_python(tmp_path):
     assert info.value.filename == str(tmp_path / "x.bin")
     assert info.value.errno == errno.ENOSPC
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------- Ctrl-C while kpca starts
+# The child sends itself SIGINT at a chosen moment: while kpca.cli._main imports
+# scikit-learn (the first ~1-2 s of every command, before cli.main's own handling),
+# while NumPy's C code imports datetime (which turns the KeyboardInterrupt into an
+# ImportError), or once the command runs. All must end alike: one line, status 130.
+STARTUP_CHILD = textwrap.dedent("""
+    import os, runpy, signal, sys
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    when, entry, *args = sys.argv[1:]
+
+    def interrupt(*_, **__):
+        os.kill(os.getpid(), signal.SIGINT)  # raised at the next bytecode
+
+    if when != "command":  # the first import of that module: inside kpca.cli._main's
+        class Interrupting:
+            def find_spec(self, name, path=None, target=None):
+                if name == when:
+                    print("interrupted at", name, flush=True)
+                    interrupt()
+                return None
+
+        sys.meta_path.insert(0, Interrupting())
+    else:  # the import is done: the command's own handling
+        import kpca.io
+        kpca.io.read_data = interrupt
+    sys.argv = ["kpca", *args]
+    if entry == "script":  # the console script
+        from kpca._entry import main
+        sys.exit(main())
+    runpy.run_module("kpca.cli", run_name="__main__", alter_sys=True)  # python -m kpca.cli
+""")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("entry", ["script", "module"])
+@pytest.mark.parametrize("when", ["sklearn", "datetime", "command"])
+def test_ctrl_c_during_the_imports_ends_as_during_a_command(tmp_path, entry, when):
+    """It printed a ~50-line KeyboardInterrupt traceback (issue: the imports of
+    kpca.cli._main ran before its handler)."""
+    np.savetxt(tmp_path / "x.csv", np.ones((5, 2)), delimiter=",")
+    res = _child([STARTUP_CHILD, when, entry, "fit-transform", "x.csv", "-o", "z.csv"],
+                 tmp_path)
+    if when != "command" and not res.stdout:
+        pytest.skip(f"{when} is imported before kpca.cli._main here")
+    assert (res.returncode, res.stderr) == (130, "kpca: error: interrupted\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+def test_ctrl_c_at_startup_of_python_m_kpca_cli(tmp_path):
+    """A real SIGINT from outside, once the child has imported NumPy (in
+    kpca._entry's handling): during the import of SciPy and scikit-learn, or (a fast
+    machine) during the fit, the same line. The status is 130; or the child ends by
+    SIGINT itself, which a shell also reports as 130: CPython does so at exit when the
+    KeyboardInterrupt went through a string it ran with exec or eval (e.g. a
+    dataclass's generated methods), even though kpca caught it."""
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(3000, 3)))
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "kpca.cli", "fit-transform", "x.npy",
+         "-o", "z.csv", "--solver", "dense"], cwd=tmp_path, env=env,
+        stderr=subprocess.PIPE, text=True,
+        # a background job's SIGINT is ignored, and Python then installs no handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        lines = []
+        for line in proc.stderr:  # -X importtime: a line as each import ends
+            lines.append(line)
+            if line.split("|")[-1].strip() == "numpy":  # imported by kpca.cli._main
+                break
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = [ln for ln in [*lines, *rest.splitlines(True)] if not ln.startswith("import time:")]
+    assert "".join(err) == "kpca: error: interrupted\n"
+    assert proc.returncode in (130, -signal.SIGINT)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]

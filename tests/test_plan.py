@@ -522,3 +522,26 @@ def test_cli_plan_errors(capsys, tmp_path, argv, fragment):
     code, out, err = _run(capsys, "plan", path, *argv)
     assert code == 2 and fragment in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("shape", [(200, 4), (4, 200)])
+def test_plan_refuses_a_precomputed_kernel_that_is_not_square(capsys, tmp_path, shape):
+    """plan and 'kpca plan' planned a 200 x 200 kernel matrix from a 200 x 4 table,
+    which fit refuses: now both refuse it, with the fit's message."""
+    X = _rows(*shape)
+    est = KernelPCA(2, kernel="precomputed")
+    with pytest.raises(ValueError, match=r"needs the square \(n_samples, n_samples\)") as fit:
+        est.fit(X)
+    for planned in (X, X.shape):
+        with pytest.raises(ValueError) as plan:
+            est.plan(planned)
+        assert str(plan.value) == str(fit.value)
+    assert est.plan((200, 200)).precomputed  # a square one is planned
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",")
+    code, out, plan_err = _run(capsys, "plan", path, "--kernel", "precomputed")
+    assert (code, out) == (2, "")
+    code, _, fit_err = _run(capsys, "fit", path, "--kernel", "precomputed", "--save",
+                            tmp_path / "m.kpca")
+    assert code == 2 and plan_err == fit_err
+    assert plan_err == f"kpca: error: {fit.value} (--kernel)\n"

@@ -336,8 +336,10 @@ def test_cli_bad_gamma_and_folds_are_named(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "gamma=-1.0" in err and "'gamma' parameter" in err and "Traceback" not in err
     assert main(["select", str(tmp_path / "helix.csv"), "--cv", "1"]) != 0
-    assert "cv must be an integer between 2 and the number of rows (60)" in \
-        capsys.readouterr().err
+    assert "argument --cv: expected an integer >= 2; got '1'" in capsys.readouterr().err
+    assert main(["select", str(tmp_path / "helix.csv"), "--cv", "61"]) != 0
+    assert "cv must be an integer between 2 and the number of rows (60), or a " \
+        "cross-validation splitter; got 61. (--cv)" in capsys.readouterr().err
 
 
 def test_auto_components_give_each_candidate_parallel_analysis_k():

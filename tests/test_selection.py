@@ -58,6 +58,24 @@ def test_supervised_scores_equal_cross_val_score(circles):
     assert list(frame["rank"]) == [1, 2, 3]
 
 
+@pytest.mark.parametrize("cv", [1, 121, True])
+def test_an_integer_cv_out_of_range_is_refused_with_labels_too(circles, cv):
+    """With labels, cv=1 or cv above the rows gave scikit-learn's message (n_splits=...);
+    now the one without labels, naming cv and its range."""
+    X, y = circles
+    with pytest.raises(ValueError, match=r"cv must be an integer (between 2 and the number "
+                       r"of rows \(120\)|>= 2)"):
+        select_kernel(X, y, candidates=CANDIDATES, cv=cv)
+
+
+def test_supervised_folds_given_as_a_list_are_still_taken(circles):
+    X, y = circles
+    folds = list(StratifiedKFold(3).split(X, y))
+    by_list = select_kernel(X, y, candidates=CANDIDATES, cv=folds)
+    by_splitter = select_kernel(X, y, candidates=CANDIDATES, cv=StratifiedKFold(3))
+    assert [r["score"] for r in by_list.rows] == [r["score"] for r in by_splitter.rows]
+
+
 def test_unsupervised_scores_equal_manual_held_out_error(circles):
     X, _ = circles
     res = select_kernel(X, candidates=CANDIDATES, cv=3, alpha=1e-3, random_state=0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -34,10 +35,13 @@ def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterat
     """Open a temporary file next to ``path``; on success it replaces ``path``.
 
     The temporary file lives in the destination directory (so :func:`os.replace`
-    is an atomic rename on the same file system) and is created with the usual
-    permissions (``0o666`` minus the umask). If the body raises, the temporary
-    file is removed and ``path`` is untouched; an ``OSError`` that names no file
-    (a full disk, the file-size limit) is raised again naming ``path``.
+    is an atomic rename on the same file system). A ``path`` that is a symbolic
+    link is written through: its final target is replaced and the link kept, as
+    :func:`open` would write it. An existing file keeps its permission bits; a new
+    one gets the usual permissions (``0o666`` minus the umask). If the body
+    raises, the temporary file is removed and ``path`` is untouched; an
+    ``OSError`` that names no file (a full disk, the file-size limit) is raised
+    again naming ``path``.
 
     Parameters
     ----------
@@ -53,12 +57,23 @@ def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterat
     file object
     """
     path = check_writable(path)
-    directory = path.parent
+    # replacing a symlink by a regular file would leave its target stale: replace the
+    # target (a dangling link: create it, as open() does)
+    target = Path(os.path.realpath(path))
+    if path.is_symlink():
+        check_writable(target)
+    try:
+        existing: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        existing = None
+    directory = target.parent
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = directory / f".{target.name}.{secrets.token_hex(6)}.tmp"
         try:
-            fd = os.open(tmp, flags, 0o666)
+            # a replaced file's mode is set by chmod below (open's mode is narrowed
+            # by the umask); private until then
+            fd = os.open(tmp, flags, 0o666 if existing is None else 0o600)
             break
         except FileExistsError:  # pragma: no cover - 48 random bits
             continue
@@ -66,10 +81,12 @@ def atomic_write(path: PathLike, mode: str = "wb", **open_kwargs: Any) -> Iterat
         raise OSError(f"could not create a temporary file in {directory}")
     try:
         with os.fdopen(fd, mode, **open_kwargs) as fh:
+            if existing is not None:
+                os.chmod(tmp, existing)
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -394,13 +394,19 @@ def dense_operator(X: Any, plan: FitPlan, settings: FitSettings) -> DenseOperato
     return DenseOperator(K, owned=True)
 
 
-def precomputed_gram(X: Any) -> np.ndarray:
-    """The user's precomputed Gram matrix, copied and symmetrised (owned by the fit)."""
-    if X.shape[0] != X.shape[1]:
+def check_precomputed_shape(shape: tuple) -> None:
+    """A precomputed kernel's training input must be the square (n, n) matrix: the
+    fit's check, which its plan (:func:`data_plan`) makes too."""
+    if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(
             "kernel='precomputed' needs the square (n_samples, n_samples) kernel "
-            f"matrix; got shape {X.shape}."
+            f"matrix; got shape {tuple(shape)}."
         )
+
+
+def precomputed_gram(X: Any) -> np.ndarray:
+    """The user's precomputed Gram matrix, copied and symmetrised (owned by the fit)."""
+    check_precomputed_shape(X.shape)
     K = X.toarray() if sp.issparse(X) else np.array(X, copy=True)
     if not np.allclose(K, K.T, rtol=1e-7, atol=1e-12 * max(1.0, np.abs(K).max())):
         warnings.warn(
@@ -847,6 +853,8 @@ def data_plan(X: Any, kernel: Kernel, settings: FitSettings, *, dtype: Any = Non
         dtype = np.dtype(dtype if dtype in (np.float32, np.float64) else np.float64)
     if not shape or shape[0] < 1:
         raise ValueError(f"X: expected data with at least one row; got shape {shape}.")
+    if isinstance(kernel, Precomputed):  # what the fit refuses, the plan refuses
+        check_precomputed_shape(shape)
     xp = device_namespace(X)
     return shape_plan(
         shape, dtype, kernel, settings, reweights=reweights,

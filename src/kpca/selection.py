@@ -342,6 +342,8 @@ def select_kernel(
     _check_candidates(params_list)
     if y is None:
         _check_alpha(alpha)
+    # an integer cv with labels too: this message, not scikit-learn's "n_splits=1"
+    if y is None or isinstance(cv, (int, np.integer)):
         _check_cv_rows(cv, np.shape(X)[0])
     if not (n_components == "auto" or (isinstance(n_components, (int, np.integer))
                                        and not isinstance(n_components, bool)

@@ -25,6 +25,13 @@ def test_parse_n_components(text, value):
     (cli.parse_nonnegative, "-1", "a number >= 0"),
     (cli.parse_nonnegative, "inf", "a number >= 0"),
     (cli.parse_positive_int, "2.5", "an integer >= 1"),
+    (cli.parse_positive_int, "0", "expected an integer >= 1; got '0'"),
+    (cli.parse_nonnegative_int, "-5", "expected an integer >= 0; got '-5'"),
+    (cli.parse_nonnegative_int, "1.0", "expected an integer >= 0; got '1.0'"),
+    (cli.parse_int_in(2), "1", "expected an integer >= 2; got '1'"),
+    (cli.parse_seed, "-1", "expected an integer in [0, 4294967295]; got '-1'"),
+    (cli.parse_seed, str(2**32), "expected an integer in [0, 4294967295]; got '4294967296'"),
+    (cli.parse_seed, "seven", "expected an integer in [0, 4294967295]; got 'seven'"),
     (cli.parse_int, "two", "an integer"),
     (cli.parse_kernel_params, "p", "name=value"),
     (cli.parse_kernel_params, "{bad json", "not a valid JSON object"),
@@ -37,8 +44,21 @@ def test_parse_n_components(text, value):
      "expected 'gcv' or a number >= 0; got 'nan'"),
 ])
 def test_parsers_say_what_is_valid(parse, text, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
         parse(text)
+
+
+def test_integer_parsers_accept_their_range():
+    assert [cli.parse_nonnegative_int(t) for t in ("0", " 7 ")] == [0, 7]
+    assert cli.parse_int_in(2)("2") == 2 and cli.parse_int_in(0, 3)("3") == 3
+    assert [cli.parse_seed(t) for t in ("0", str(2**32 - 1))] == [0, 2**32 - 1]
+    # the seed range is scikit-learn's: every seed it accepts, no other
+    from sklearn.utils import check_random_state
+
+    check_random_state(cli.parse_seed(str(2**32 - 1)))
+    with pytest.raises(ValueError):
+        check_random_state(2**32)
 
 
 def test_parse_values():

@@ -31,6 +31,7 @@ from sklearn.pipeline import make_pipeline
 
 from .. import ESTIMATORS, IncrementalKernelPCA, KernelPCA, __version__
 from .. import io as kio
+from .._entry import interrupted
 from .._rows import RowSource
 from ._params import (
     PARAMETER_FLAGS,
@@ -41,8 +42,11 @@ from ._params import (
     parse_choice,
     parse_components,
     parse_int,
+    parse_int_in,
     parse_nonnegative,
+    parse_nonnegative_int,
     parse_positive_int,
+    parse_seed,
     parse_word_or,
     split_list,
 )
@@ -227,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("denoise", _cmd_denoise, "project DATA on the first components of a model and "
                 "map the projections back to input space")
     _add_io(p, model=True)
-    p.add_argument("-k", "--n-components", type=int, metavar="K", help="components (default: all)")
+    p.add_argument("-k", "--n-components", type=_t(parse_positive_int), metavar="K",
+                   help="components, at most the model's (default: all)")
     p.add_argument("--method", default="auto", choices=["auto", *_PREIMAGES],
                    help="pre-image method (default: auto)")
     p = command("plot", _cmd_plot, "draw a figure of a saved model: scatter (scores of DATA), "
@@ -237,8 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=["scatter", "scree", "contours", "outliers"])
     _add_io(p, data="-d", output="FIGURE", model=True, labels=True)
     p.add_argument("--components", default="1,2", metavar="I,J", help="scatter: the axes")
-    p.add_argument("-k", "--n-components", type=int, default=8, help="contours: components")
-    p.add_argument("--annotate", type=int, default=0, metavar="N",
+    p.add_argument("-k", "--n-components", type=_t(parse_positive_int), default=8, metavar="K",
+                   help="contours: components, >= 1 (default: 8, at most the model's)")
+    p.add_argument("--annotate", type=_t(parse_nonnegative_int), default=0, metavar="N",
                    help="outliers: label the N farthest with their line in DATA (as kpca's "
                         "errors count lines: the header is line 1), or their 1-based row "
                         "number (.npy, .parquet, training data)")
@@ -246,8 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "band (column-permuted training rows) and the chosen k; the model's own "
                    "analysis when it was fitted with -k auto, else computed on the training "
                    "rows it keeps (exact models)")
-    p.add_argument("--seed", type=int, default=0, help="scree --null: seed of the "
-                   "permutations when the model has no analysis (default: 0)")
+    p.add_argument("--seed", type=_t(parse_seed), default=0, metavar="N", help="scree --null: "
+                   "seed of the permutations when the model has no analysis, in [0, 2**32 - 1] "
+                   "(default: 0)")
     p.add_argument("--title", help="figure title")
     p = command("select", _cmd_select, "compare kernels by cross-validation: with labels, the "
                 "score (accuracy) of a classifier (logistic regression on the standardized "
@@ -268,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="components (default: 2), or 'auto': each candidate's number by "
                         "parallel analysis (the components above a null of column-permuted "
                         "data; docs/math.md)")
-    p.add_argument("--cv", type=int, default=5, help="cross-validation folds (default: 5)")
+    p.add_argument("--cv", type=_t(parse_int_in(2)), default=5, metavar="FOLDS",
+                   help="cross-validation folds, from 2 to the number of rows (default: 5)")
     select_alpha = parse_word_or("gcv", parse_nonnegative, "'gcv' or a number >= 0")
     p.add_argument("--alpha", type=_t(select_alpha), default="gcv", metavar="ALPHA",
                    help="without labels: the learned pre-image's ridge penalty, 'gcv' "
@@ -280,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "1000; linear-svm, knn and ridge standardize too; lda)")
     p.add_argument("--scoring", metavar="NAME", help="with labels: a scikit-learn scorer "
                    "(e.g. balanced_accuracy, f1_macro; default: accuracy)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=_t(parse_seed), default=0, metavar="N",
+                   help="random seed, in [0, 2**32 - 1] (default: 0)")
     p.add_argument("--standardize", action="store_true", help="scale each column to mean 0 "
                    "and standard deviation 1 before the kernel (fitted on each training "
                    "fold); the reconstruction errors are then in standardized units")
@@ -463,6 +472,7 @@ def _cmd_inverse(args: argparse.Namespace) -> int:
 
 
 def _cmd_denoise(args: argparse.Namespace) -> int:
+    args.given = ("n_components",)  # -k above the model's: the library's message, with -k
     est, scaler, X, columns = _load(args, "denoise")
     if not callable(getattr(est, "denoise", None)):
         raise ValueError(f"{args.model}: a {type(est).__name__} model has no pre-images, so it "
@@ -572,6 +582,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     if args.landmarks_for_tol is not None:
         return _landmarks_for_tol(args, X, candidates, columns)
     preimages = split_list(args.preimages, parse_choice(*_PREIMAGES), "--preimages")
+    # the library's messages about these (e.g. --cv above the number of rows) name the flag
+    args.given = ("cv", "random_state", "n_components", "alpha")
     result = select_kernel(X, labels, candidates=candidates, n_components=args.n_components,
                            cv=args.cv, random_state=args.seed, preimage_methods=preimages,
                            standardize=args.standardize, classifier=args.classifier,
@@ -714,9 +726,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError as exc:
             _error(exc)
             return EXIT_FAILURE
-        except KeyboardInterrupt:
-            _error("interrupted")
-            return 130
+        except KeyboardInterrupt:  # the line and status of kpca._entry's, during imports
+            return interrupted()
         except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): stop quietly
             with contextlib.suppress(OSError, ValueError, AttributeError):  # not a real file
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

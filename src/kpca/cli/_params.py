@@ -1,8 +1,9 @@
 """Estimator parameters written as text (command-line flags): text -> Python value.
 
 The ``parse_*`` functions only convert: they check the form of a value (a
-number, a ``name=value`` list), never its meaning, which the estimators validate
-(their ``ValueError`` names the parameter). Each raises ``ValueError`` with a
+number, a ``name=value`` list, an integer in a fixed range such as a seed's), never
+its meaning, which the estimators validate (their ``ValueError`` names the
+parameter). Each raises ``ValueError`` with a
 message that says what would be valid. :data:`PARAMETER_FLAGS` says how each
 estimator parameter is written on the command line.
 """
@@ -78,15 +79,51 @@ def parse_nonnegative(text: str) -> float:
     return value
 
 
+def parse_int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A parser of an integer in ``[low, high]`` (``high=None``: no upper bound),
+    whose error says that range.
+
+    Examples
+    --------
+    >>> parse_int_in(2)("5")
+    5
+    >>> parse_int_in(2)("1")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected an integer >= 2; got '1'
+    """
+    valid = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise ValueError(f"expected {valid}; got {text!r}")
+        return value
+    return parse
+
+
 def parse_positive_int(text: str) -> int:
-    """An integer >= 1 (iteration counts)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"expected an integer >= 1; got {text!r}")
-    return value
+    """An integer >= 1 (iteration counts, numbers of components)."""
+    return parse_int_in(1)(text)
+
+
+def parse_nonnegative_int(text: str) -> int:
+    """An integer >= 0 (counts that may be none, e.g. ``--annotate``)."""
+    return parse_int_in(0)(text)
+
+
+#: the largest random seed: NumPy's legacy seeds and scikit-learn's ``random_state``
+#: take [0, 2**32 - 1]
+MAX_SEED = 2**32 - 1
+
+
+def parse_seed(text: str) -> int:
+    """A random seed (``--seed``): an integer in [0, 2**32 - 1], the range of
+    scikit-learn's ``random_state``."""
+    return parse_int_in(0, MAX_SEED)(text)
 
 
 def parse_int(text: str) -> int:
@@ -245,7 +282,8 @@ PARAMETER_FLAGS: Mapping[str, ParameterFlag] = MappingProxyType({
     "precision": _F(("--precision",), "precision of the kernel matrix or feature blocks",
                     **_words("auto", "float32", "float64")),
     "n_jobs": _F(("--n-jobs",), "threads", parse_int, metavar="N"),
-    "random_state": _F(("--seed",), "random seed", parse_int, metavar="N"),
+    "random_state": _F(("--seed",), "random seed, in [0, 2**32 - 1]", parse_seed,
+                       metavar="N"),
     "center": _F(("--no-center",), "do not centre in feature space", None, const=False),
     "fit_inverse_transform": _F(("--fit-inverse",), "also learn the ridge pre-image map "
                                 "('kpca inverse --method ridge')", None, const=True),
