@@ -337,6 +337,8 @@ NOT_TUNING = {
     "_PLAIN_VERSION": "a file format version",
     "_VANISH": "a test for a vanishing denominator (round-off), not a trade-off",
     "_MULTIPLIERS": "the constants of a hash function",
+    "EXIT_INTERRUPTED": "an exit status (128 + SIGINT), a convention of shells",
+    "MAX_SEED": "the largest seed NumPy's and scikit-learn's random states take",
 }
 
 

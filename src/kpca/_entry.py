@@ -37,7 +37,7 @@ def _import_cli() -> Callable[[], int]:
     if ours:
         signal.signal(signal.SIGINT, note)
     try:
-        from .cli._main import main
+        from .cli import main  # kpca.cli imports its names on first use
 
         return main
     except Exception:

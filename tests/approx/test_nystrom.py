@@ -206,7 +206,6 @@ def test_fit_and_transform_memory_is_bounded_by_the_block(make):
     tracemalloc, which sees NumPy's buffers) stays far below the n x 50 feature matrix
     (19 MB in float32 here) -- the same code with one block of all rows does allocate
     it, so the measurement would see a non-streamed implementation."""
-    import tracemalloc
 
     X = np.random.default_rng(0).normal(size=(100_000, 4))  # 3 MB, outside the trace
     features = X.shape[0] * 50 * 4
@@ -267,29 +266,15 @@ def test_features_that_overflow_are_an_error_before_the_eigensolver():
     np.testing.assert_allclose(np.abs(Z), np.abs(Ze), atol=1e-8)
 
 
-
-def _traced_peak(fn):
-    """Peak bytes numpy allocated while ``fn`` ran (tracemalloc), and its exception."""
-    tracemalloc.start()
-    try:
-        fn()
-        error = None
-    except ValueError as exc:
-        error = exc
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return peak, error
-
-
 @pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
 @pytest.mark.parametrize("n_landmarks", [2500, 10**9])
-def test_n_landmarks_beyond_the_memory_budget_raises_before_allocating(landmarks, n_landmarks):
+def test_n_landmarks_beyond_the_memory_budget_raises_before_allocating(landmarks, n_landmarks,
+                                                                       traced_peak):
     X = _data(3000, d=4)
     m = min(n_landmarks, 3000)  # clipped to the rows
     est = NystromKernelPCA(3, n_landmarks=n_landmarks, landmarks=landmarks, random_state=0)
     with config_context(memory_budget="32MB"):
-        peak, error = _traced_peak(lambda: est.fit(X))
+        peak, error = traced_peak(lambda: est.fit(X))
     assert isinstance(error, ValueError)
     msg = str(error)
     assert f"n_landmarks={m:,} needs about" in msg
@@ -308,7 +293,7 @@ def test_n_landmarks_beyond_the_memory_budget_raises_before_allocating(landmarks
 
 
 @pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage"])
-def test_the_largest_n_landmarks_the_error_names_fits_the_budget(landmarks):
+def test_the_largest_n_landmarks_the_error_names_fits_the_budget(landmarks, traced_peak):
     X = _data(3000, d=4)
     budget = 64 * 2**20
     # the lazy imports (scikit-learn's k-means) done before the traced fit
@@ -319,7 +304,7 @@ def test_the_largest_n_landmarks_the_error_names_fits_the_budget(landmarks):
         m = int(re.search(r"at most ([\d,]+) fits", str(info.value)).group(1).replace(",", ""))
         assert 300 < m < 3000
         est = NystromKernelPCA(3, n_landmarks=m, landmarks=landmarks, random_state=0)
-        peak, error = _traced_peak(lambda: est.fit(X))
+        peak, error = traced_peak(lambda: est.fit(X))
         assert error is None and est.n_landmarks_ == m and est.n_components_ == 3
         # the estimate is not below what the fit allocates
         assert peak <= budget

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -105,26 +104,12 @@ def test_bad_params(params, match):
         RandomFeatureKernelPCA(**params).fit(_data(20))
 
 
-def _traced_peak(fn):
-    """Peak bytes numpy allocated while ``fn`` ran (tracemalloc), and its exception."""
-    tracemalloc.start()
-    try:
-        fn()
-        error = None
-    except ValueError as exc:
-        error = exc
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return peak, error
-
-
 @pytest.mark.parametrize("n_features", [10**7, 30_000])
-def test_n_features_beyond_the_memory_budget_raises_before_allocating(n_features):
+def test_n_features_beyond_the_memory_budget_raises_before_allocating(n_features, traced_peak):
     X = _data(50, d=4)
     est = RandomFeatureKernelPCA(3, n_features=n_features, random_state=0)
     with kpca.config_context(memory_budget="32MB"):
-        peak, error = _traced_peak(lambda: est.fit(X))
+        peak, error = traced_peak(lambda: est.fit(X))
     assert isinstance(error, ValueError)
     msg = str(error)
     assert f"n_features={n_features:,} needs about" in msg
@@ -134,7 +119,7 @@ def test_n_features_beyond_the_memory_budget_raises_before_allocating(n_features
     assert not hasattr(est, "components_")
 
 
-def test_the_largest_n_features_the_error_names_fits_the_budget():
+def test_the_largest_n_features_the_error_names_fits_the_budget(traced_peak):
     X = _data(50, d=4)
     budget = 32 * 2**20
     with kpca.config_context(memory_budget=budget):
@@ -143,7 +128,7 @@ def test_the_largest_n_features_the_error_names_fits_the_budget():
         D = int(re.search(r"at most ([\d,]+) fits", str(info.value)).group(1).replace(",", ""))
         assert 500 < D < 5000
         est = RandomFeatureKernelPCA(3, n_features=D, random_state=0)
-        peak, error = _traced_peak(lambda: est.fit(X))
+        peak, error = traced_peak(lambda: est.fit(X))
         assert error is None and est.components_.shape == (3, D)
         # the estimate is not below what the fit allocates
         assert peak <= budget
