@@ -110,6 +110,12 @@ def test_contours_evaluate_the_projection_functions(toy):
     assert fig.legends == []  # no labels, no legend
     with pytest.raises(ValueError, match="2-D inputs"):
         kp.plot_contours(KernelPCA(2).fit(np.random.default_rng(0).random((10, 3))))
+    # no component, or a one-point grid: numpy's "need at least one array to stack"
+    for bad, match in (({"n_components": 0}, "n_components == 0, must be >= 1"),
+                       ({"resolution": 1}, "resolution == 1, must be >= 2"),
+                       ({"levels": -3}, "levels == -3, must be >= 1")):
+        with pytest.raises(ValueError, match=match):
+            kp.plot_contours(model, X, **bad)
 
 
 def test_gallery_and_denoising_fallback(tmp_path):
@@ -175,6 +181,11 @@ def test_outlier_map_of_a_model(tmp_path):
     assert sum(len(c.get_offsets()) for c in ax.collections) == 5
     with pytest.raises(ValueError, match="X="):
         kp.plot_outlier_map(model, od)
+    # a negative count was drawn as no annotation (the command line accepted -5)
+    with pytest.raises(ValueError, match="annotate == -5, must be >= 0"):
+        kp.plot_outlier_map(model, annotate=-5)
+    with pytest.raises(TypeError, match="annotate must be an instance of int"):
+        kp.plot_outlier_map(model, annotate=1.5)
 
 
 def test_contours_on_given_axes_and_zero_eigenvalues(toy):

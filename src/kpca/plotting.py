@@ -23,10 +23,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.utils import check_scalar
 
 from ._files import atomic_write
 
@@ -365,6 +367,9 @@ def plot_contours(
     -------
     fig, axes : axes is an ndarray of Axes (one per component; unused ones hidden)
     """
+    for name, value, least in (("n_components", n_components, 1), ("resolution", resolution, 2),
+                               ("levels", levels, 1), ("ncols", ncols, 1)):
+        check_scalar(value, name, Integral, min_val=least)  # names it and the range
     plt = _pyplot()
     _check_plane(model)
     ref = np.asarray(X if X is not None else model.X_fit_, dtype=float)
@@ -616,6 +621,8 @@ def plot_outlier_map(
     -------
     fig, ax
     """
+    check_scalar(annotate, "annotate", Integral, min_val=0)
+    check_scalar(first_row, "first_row", Integral)
     if hasattr(score_distance, "eigenvalues_") or hasattr(score_distance, "fit"):
         if orthogonal_distance is not None:
             raise ValueError("plot_outlier_map(model, ...): pass the rows as X=, not a second "
