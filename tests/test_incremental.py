@@ -285,6 +285,19 @@ def test_gamma_heuristic_is_resolved_on_the_first_batch_and_kept():
     assert_exact(model, X, dict(kernel="rbf", gamma=g), 3)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "cosine"])
+@pytest.mark.parametrize("gamma", [None, 0.5, 0])
+def test_gamma_of_a_kernel_without_gamma_is_reported_as_scikit_learn_does(kernel, gamma):
+    """scikit-learn's gamma_: the parameter as given, else 1 / n_features; the
+    incremental model reported 1 / n_features for any given gamma."""
+    from sklearn.decomposition import KernelPCA as SKKernelPCA
+
+    X = _data(40, seed=18)
+    want = SKKernelPCA(3, kernel=kernel, gamma=gamma).fit(X).gamma_
+    model = IncrementalKernelPCA(n_components=3, kernel=kernel, gamma=gamma).fit(X)
+    assert model.gamma_ == want == KernelPCA(3, kernel=kernel, gamma=gamma).fit(X).gamma_
+
+
 # ----------------------------------------------------------------------------- persistence
 def test_save_load_in_the_middle_of_a_stream(tmp_path):
     X, T = _data(120, seed=16), _data(10, seed=17)

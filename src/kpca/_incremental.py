@@ -486,7 +486,13 @@ n_features)
         # (without a random_state the median heuristic is still reproducible)
         kernel = self._make_kernel().resolve(
             Xb, random_state=None if self.random_state is None else rng)
+        # as scikit-learn's KernelPCA (and kpca's): the kernel's gamma, else the
+        # parameter when a number is given (a kernel without gamma ignores it), else
+        # 1 / n_features
         g = getattr(kernel, "gamma", None)
+        if not isinstance(g, Real) and isinstance(self.gamma, Real) \
+                and not isinstance(self.gamma, bool):
+            g = self.gamma
         gamma = float(g) if isinstance(g, Real) else 1.0 / Xb.shape[1]
         mode = "bounded" if self.mode == "bounded" else "exact"
         seed = (int(self.random_state) if isinstance(self.random_state, Integral)
