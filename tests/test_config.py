@@ -334,6 +334,7 @@ NOT_TUNING = {
     "MEDIAN_SEED": "a seed: the same data get the same median heuristic",
     "KMAX": "part of ROBPCA's definition (rrcov's kmax): it decides the result",
     "FORMAT_VERSION": "a file format version",
+    "NPY_VERSIONS": "the .npy file format versions read",
     "_PLAIN_VERSION": "a file format version",
     "_VANISH": "a test for a vanishing denominator (round-off), not a trade-off",
     "_MULTIPLIERS": "the constants of a hash function",

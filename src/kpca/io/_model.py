@@ -72,6 +72,7 @@ from .._version import __version__
 from ..approx import NystromKernelPCA, RandomFeatureKernelPCA
 from ..robust import AnovaKernelPCA, KernelROBPCA, SphericalKernelPCA, WeightedKernelPCA
 from ._schema import SCALER, SCHEMAS, Checker
+from ._tables import NPY_VERSIONS, npy_array_header
 
 logger = logging.getLogger("kpca")
 
@@ -595,12 +596,10 @@ class _Archive:
             )
         with self._zip.open(info) as fh:
             version = np.lib.format.read_magic(fh)
-            if version not in ((1, 0), (2, 0)):
+            if version not in NPY_VERSIONS:
                 raise ValueError(f"{source}: array {key!r}: unsupported .npy version "
                                  f"{version}.")
-            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0)
-            shape, _, dtype = read(fh)
+            shape, dtype, declared = npy_array_header(fh, version)
             offset = fh.tell()
         if dtype.hasobject:
             raise ValueError(
@@ -608,9 +607,6 @@ class _Archive:
                 "kpca model files never contain pickled data, so this file was "
                 "not written by kpca or has been tampered with; refusing to load it."
             )
-        declared = dtype.itemsize
-        for s in shape:
-            declared *= int(s)  # Python integers: no overflow
         held = info.file_size - offset
         if declared != held:
             raise ValueError(
@@ -618,7 +614,7 @@ class _Archive:
                 f"{tuple(shape)} of {dtype} ({declared:,} bytes), but the file holds "
                 f"{held:,} bytes for it."
             )
-        self.headers[key] = (tuple(int(s) for s in shape), dtype)
+        self.headers[key] = (shape, dtype)
         self._members[key] = info
 
     def header(self, key: Any) -> tuple[tuple[int, ...], np.dtype]:

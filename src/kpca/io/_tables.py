@@ -17,7 +17,7 @@ import csv
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -280,6 +280,29 @@ def _load_npy(path: Path, mmap_mode: str | None = None) -> np.ndarray:
     return X
 
 
+#: the .npy format versions numpy.save writes for numeric arrays (3.0: structured
+#: arrays only)
+NPY_VERSIONS = ((1, 0), (2, 0))
+
+
+def npy_array_header(fh: IO[bytes], version: tuple[int, int]
+                     ) -> tuple[tuple[int, ...], np.dtype, int]:
+    """The shape, dtype and data bytes declared by the header of the .npy stream ``fh``,
+    read just after its magic string of ``version`` (one of :data:`NPY_VERSIONS`); no
+    data is read. The bytes are counted in Python integers, which do not overflow: a
+    header may declare any shape (the callers compare it with the bytes held).
+
+    Raises ``ValueError`` (numpy's) for a malformed header."""
+    fmt = np.lib.format
+    read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, _, dtype = read(fh)
+    shape = tuple(int(s) for s in shape)
+    nbytes = dtype.itemsize
+    for s in shape:
+        nbytes *= s
+    return shape, dtype, nbytes
+
+
 def _npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype]:
     """The shape and dtype a .npy file declares, read from its header before any data.
 
@@ -308,13 +331,12 @@ def _npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype]:
                     "that numpy.save writes); a .npy file holds one array saved by "
                     "numpy.save, and a text table needs the extension .csv or .tsv."
                 ) from None
-            if version not in ((1, 0), (2, 0)):  # 3.0: structured arrays only
+            if version not in NPY_VERSIONS:
                 raise ValueError(f"{path}: unsupported .npy format version "
                                  f"{version[0]}.{version[1]} (kpca reads 1.0 and 2.0, which "
                                  "numpy.save writes for numeric arrays).")
-            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
             try:
-                shape, _, dtype = read(fh)
+                shape, dtype, declared = npy_array_header(fh, version)
             except ValueError as exc:
                 raise ValueError(f"{path}: not a valid .npy file ({exc}).") from None
             offset = fh.tell()
@@ -326,9 +348,6 @@ def _npy_header(path: Path) -> tuple[tuple[int, ...], np.dtype]:
     if any(s < 0 for s in shape):
         raise ValueError(f"{path}: not a valid .npy file (its header declares shape {shape}).")
     _check_npy(path, dtype, shape)
-    declared = dtype.itemsize
-    for s in shape:
-        declared *= s  # Python integers: no overflow
     held = size - offset
     if declared > held:
         raise ValueError(
